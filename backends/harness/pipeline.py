@@ -1,0 +1,224 @@
+"""The pipeline one subtest runs, and the place where a subtest gets its status.
+
+eager reference -> export -> quantize (if the flow does) -> lower (partitioner) ->
+to_executorch + serialize -> load -> run -> compare. Each stage is timed; the first stage
+that raises decides the status (see `taxonomy.STAGE_FAILURE`). A model whose eager run or
+export raises is the test's fault, not the backend's: `skip_invalid`.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Callable
+
+import torch
+
+from backends.harness import taxonomy as tx
+from backends.harness.compare import compare_outputs, flatten_tensors
+from backends.harness.flow import Flow, Tolerance
+
+
+class StageError(Exception):
+    """A stage raised; carries the stage name so the status can be derived from it."""
+
+    def __init__(self, stage: str, error: BaseException):
+        super().__init__(stage)
+        self.stage = stage
+        self.error = error
+
+
+class _Timer:
+    """Runs stages, records their wall time and reports progress before each one."""
+
+    def __init__(self, timings: dict, on_stage: Callable[[str], None]):
+        self.timings = timings
+        self.on_stage = on_stage
+
+    def run(self, stage: str, fn: Callable[[], Any]) -> Any:
+        self.on_stage(stage)
+        start = time.perf_counter()
+        try:
+            return fn()
+        except Exception as error:  # noqa: BLE001 - any failure of a stage is a result
+            raise StageError(stage, error) from error
+        finally:
+            self.timings[stage] = round(time.perf_counter() - start, 4)
+
+
+def _error_text(error: BaseException) -> str:
+    lines = traceback.format_exception_only(type(error), error)
+    return tx.trim_error("".join(lines))
+
+
+def count_delegation(exported_program) -> tuple[dict, dict]:
+    """Histograms of ops inside delegate blobs and ops left to portable kernels."""
+    delegated: dict[str, int] = {}
+    undelegated: dict[str, int] = {}
+    graph_module = exported_program.graph_module
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or _is_bookkeeping(node.target):
+            continue
+        if node.target is torch._higher_order_ops.executorch_call_delegate:
+            lowered = getattr(graph_module, node.args[0].target)
+            for inner in lowered.original_module.graph.nodes:
+                if inner.op == "call_function" and not _is_bookkeeping(inner.target):
+                    _bump(delegated, _op_name(inner.target))
+        else:
+            _bump(undelegated, _op_name(node.target))
+    return delegated, undelegated
+
+
+def _is_bookkeeping(target) -> bool:
+    import operator
+
+    return target is operator.getitem
+
+
+def _op_name(target) -> str:
+    name = getattr(target, "__name__", None) or str(target)
+    return name.replace("aten::", "aten.")
+
+
+def _bump(histogram: dict, key: str) -> None:
+    histogram[key] = histogram.get(key, 0) + 1
+
+
+def _quantize(model: torch.nn.Module, inputs: tuple, flow: Flow, dynamic_shapes):
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    graph_module = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module()
+    prepared = prepare_pt2e(graph_module, flow.quantizer())
+    prepared(*inputs)  # calibrate on the test's own inputs
+    converted = convert_pt2e(prepared)
+    return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)
+
+
+def _runtime_has_backend(name: str) -> bool:
+    from executorch.runtime import Runtime
+
+    return Runtime.get().backend_registry.is_available(name)
+
+
+def _load(buffer: bytes):
+    from executorch.runtime import Runtime
+
+    program = Runtime.get().load_program(buffer)
+    return program.load_method("forward")
+
+
+def run_pipeline(
+    model: torch.nn.Module,
+    inputs: tuple,
+    flow: Flow,
+    *,
+    dynamic_shapes=None,
+    tolerance: Tolerance | None = None,
+    on_stage: Callable[[str], None] = lambda stage: None,
+) -> dict:
+    """Run one subtest; return the record fields the pipeline knows (status, stage,
+    error, timings, delegation, pte size, output statistics). Never raises for a
+    failure of the model or the backend: that is what the record is for."""
+    result: dict[str, Any] = {
+        "status": None, "stage": None, "error": None, "timings": {},
+        "delegated_nodes": None, "undelegated_nodes": None,
+        "delegated_ops": {}, "undelegated_ops": {}, "pte_size": None, "outputs": [],
+    }
+    timer = _Timer(result["timings"], on_stage)
+    inputs = tuple(inputs)
+    model = model.eval()
+    try:
+        with torch.no_grad():
+            expected = timer.run("eager", lambda: model(*inputs))
+        exported = timer.run(
+            "export", lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
+        )
+        if flow.quantizes:
+            exported = timer.run("quantize", lambda: _quantize(model, inputs, flow, dynamic_shapes))
+        result.update(_lower_run_compare(exported, inputs, expected, flow, tolerance, timer))
+    except StageError as failure:
+        result["stage"] = failure.stage
+        result["error"] = _error_text(failure.error)
+        result["status"] = tx.STAGE_FAILURE.get(failure.stage, tx.SKIP_INVALID)
+    return result
+
+
+def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer: _Timer) -> dict:
+    from executorch.exir import to_edge_transform_and_lower
+
+    partitioners = flow.partitioners() if flow.delegates else None
+    edge = timer.run(
+        "lower", lambda: to_edge_transform_and_lower(exported, partitioner=partitioners)
+    )
+    delegated, undelegated = count_delegation(edge.exported_program())
+    found = {
+        "delegated_ops": delegated,
+        "undelegated_ops": undelegated,
+        "delegated_nodes": sum(delegated.values()),
+        "undelegated_nodes": sum(undelegated.values()),
+    }
+    buffer = timer.run("serialize", lambda: edge.to_executorch().buffer)
+    found["pte_size"] = len(buffer)
+
+    if flow.runtime_backend and found["delegated_nodes"] and not _runtime_has_backend(
+        flow.runtime_backend
+    ):
+        found["status"] = tx.LOWERED_NOT_RUN
+        found["error"] = f"this host's ExecuTorch runtime has no '{flow.runtime_backend}'"
+        return found
+
+    method = timer.run("load", lambda: _load(buffer))
+    flat_inputs = [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
+    actual = timer.run("run", lambda: list(method.execute(flat_inputs)))
+    if flow.perturb_outputs is not None:
+        actual = flow.perturb_outputs(actual)
+
+    comparison = timer.run(
+        "compare", lambda: compare_outputs(expected, actual, tolerance or flow.tolerance)
+    )
+    found["outputs"] = comparison.statistics
+    if not comparison.matched:
+        found.update(status=tx.FAIL_MISMATCH, stage="compare", error=comparison.message)
+    elif flow.delegates and found["delegated_nodes"] == 0:
+        found["status"] = tx.PASS_UNDELEGATED
+    else:
+        found["status"] = tx.PASS
+    return found
+
+
+class _WarmUpModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 3)
+        self.linear = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+def warm_up(flows: list[Flow]) -> None:
+    """Pay the one-time costs (lazy imports, dispatcher and export caches, about 5 s) once
+    in the parent, so forked test children inherit a warm process.
+
+    Runs the portable path end to end, and lowers (never executes) with one quantizing
+    and one floating-point delegating flow: a backend's runtime threads must not be
+    started before fork. Failures are ignored; this is only an optimization."""
+    model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    try:
+        run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+    except Exception:  # noqa: BLE001
+        pass
+    picked = {}
+    for flow in flows:
+        if flow.delegates and flow.unavailable_reason() is None:
+            picked.setdefault(flow.quantizes, flow)
+    for flow in picked.values():
+        try:
+            from executorch.exir import to_edge_transform_and_lower
+
+            exported = torch.export.export(model, inputs)
+            if flow.quantizes:
+                exported = _quantize(model, inputs, flow, None)
+            to_edge_transform_and_lower(exported, partitioner=flow.partitioners()).to_executorch()
+        except Exception:  # noqa: BLE001
+            pass

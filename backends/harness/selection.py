@@ -1,0 +1,76 @@
+"""Which flows exist and which this run selected (`--backend` / `--flow`), the
+per-test seed, and the repro command. One place for the identity of a test."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+
+from backends.harness.flow import Flow
+
+# Backends whose tox environment carries the same name (see tox.ini).
+TOX_BACKENDS = ("portable", "xnnpack")
+
+
+class UnknownNameError(ValueError):
+    pass
+
+
+def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[str]) -> list[Flow]:
+    """Flows named by --backend/--flow (union); all flows when neither is given."""
+    known_backends = sorted({f.backend for f in flows.values()})
+    unknown_backends = [b for b in backends if b not in known_backends]
+    if unknown_backends:
+        raise UnknownNameError(
+            f"unknown backend {', '.join(map(repr, unknown_backends))}; "
+            f"known backends: {', '.join(known_backends)}"
+        )
+    unknown_flows = [f for f in flow_names if f not in flows]
+    if unknown_flows:
+        raise UnknownNameError(
+            f"unknown flow {', '.join(map(repr, unknown_flows))}; "
+            f"known flows: {', '.join(sorted(flows))}"
+        )
+    if not backends and not flow_names:
+        return list(flows.values())
+    return [f for f in flows.values() if f.backend in backends or f.name in flow_names]
+
+
+def test_case_id(nodeid: str) -> str:
+    """The node id without any parameters: the operator/model case across flows."""
+    return nodeid.split("[", 1)[0]
+
+
+def case_with_params(nodeid: str, flow_name: str | None, param_ids: list[str] | None) -> str:
+    """The node id without the flow: identical for every flow, so it seeds the inputs."""
+    base = test_case_id(nodeid)
+    if param_ids is None:
+        return base
+    rest = list(param_ids)
+    if flow_name in rest:
+        rest.remove(flow_name)
+    return f"{base}[{'-'.join(rest)}]" if rest else base
+
+
+def derive_seed(session_seed: int, case: str) -> int:
+    """Stable across processes and machines (unlike hash()), distinct per case."""
+    digest = hashlib.md5(case.encode("utf-8")).digest()
+    return (int.from_bytes(digest[:8], "little") + session_seed) % (2**31 - 1)
+
+
+def suite_of(nodeid: str) -> str:
+    parts = nodeid.split("::", 1)[0].split("/")
+    if "suite" in parts and parts.index("suite") + 1 < len(parts) - 1:
+        return parts[parts.index("suite") + 1]
+    if len(parts) >= 3 and parts[0] == "backends":
+        return f"{parts[1]}/{parts[2]}"
+    return parts[0] if len(parts) > 1 else "."
+
+
+def repro_command(backend: str, nodeid: str, seed: int) -> str:
+    """One command, pasted at the repository root, that reruns exactly this test."""
+    target = shlex.quote(nodeid)
+    if backend in TOX_BACKENDS:
+        return (f"tox -e {backend} -- {target} --seed {seed} -n 0 "
+                f"--json-report-file=reports/repro.json")
+    return f"pytest {target} --seed {seed} -p no:xdist"
