@@ -156,9 +156,15 @@ def run_in_child(item, limit: float) -> list:
     duration = time.monotonic() - started
     for event in events:
         if event["event"] == "reports":
-            return [item.config.hook.pytest_report_from_serializable(config=item.config, data=d)
-                    for d in event["reports"]]
+            return [_report_from_json(item.config, data) for data in event["reports"]]
     return [_lost_child_report(item, events, status, timed_out, limit, duration)]
+
+
+def _report_from_json(config, data: dict):
+    report = config.hook.pytest_report_from_serializable(config=config, data=data)
+    if isinstance(report.longrepr, list):  # a skip's (path, line, reason); JSON made it a list
+        report.longrepr = tuple(report.longrepr)
+    return report
 
 
 def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool]:

@@ -1,0 +1,84 @@
+"""Run unittest-style operator tests under pytest, per flow.
+
+Many existing op tests are unittest classes whose methods take the flow (and a dtype)
+and call `self._test_op(model, inputs, flow)`. `@operator_test` turns such a class into
+a pytest class whose methods take the `test_runner` fixture, so they expand per flow and
+produce the same markers and records as function-style tests:
+
+    @operator_test
+    class TestAdd(OperatorTest):
+        @dtype_test
+        def test_add(self, flow, dtype):
+            self._test_op(Add(), (torch.rand(3, dtype=dtype),) * 2, flow)
+
+New tests should prefer the function style: `def test_add(test_runner): ...`.
+"""
+
+from __future__ import annotations
+
+import unittest
+
+import pytest
+
+DEFAULT_DTYPES = ("float32",)
+
+
+class OperatorTest(unittest.TestCase):
+    """Base of unittest-style operator tests; see the module docstring."""
+
+    _runner = None
+
+    def _test_op(self, model, inputs, flow, **options):
+        if self._runner is None:
+            raise RuntimeError(f"{type(self).__name__} must be decorated with @operator_test")
+        if flow is not self._runner.flow:
+            raise ValueError(f"_test_op got flow {flow.name!r}, but this test runs "
+                             f"{self._runner.flow.name!r}")
+        return self._runner.lower_and_run_model(model, inputs, **options)
+
+
+def dtype_test(function=None, *, dtypes=DEFAULT_DTYPES):
+    """Mark a method as taking `(self, flow, dtype)`; it runs once per dtype name."""
+
+    def mark(method):
+        method.etsuite_dtypes = tuple(dtypes)
+        return method
+
+    return mark(function) if function is not None else mark
+
+
+def _bind(cls, method):
+    """A pytest test function equivalent to `method` on a fresh instance of `cls`.
+
+    The wrapper's own signature is what pytest reads for fixtures, so it must not carry
+    `__wrapped__` (functools.wraps would make pytest look at the original signature)."""
+    dtypes = getattr(method, "etsuite_dtypes", None)
+
+    def instance(test_runner):
+        test = cls()
+        test._runner = test_runner
+        return test
+
+    if dtypes is None:
+        def run(self, test_runner):
+            method(instance(test_runner), test_runner.flow)
+    else:
+        import torch
+
+        @pytest.mark.parametrize("dtype", [getattr(torch, d) for d in dtypes], ids=list(dtypes))
+        def run(self, test_runner, dtype):
+            method(instance(test_runner), test_runner.flow, dtype)
+
+    run.__name__ = method.__name__
+    run.__qualname__ = f"{cls.__name__}.{method.__name__}"
+    run.__doc__ = method.__doc__
+    return run
+
+
+def operator_test(cls):
+    """Class decorator: return a pytest-collected class with one test per `test*` method."""
+    namespace = {
+        name: _bind(cls, getattr(cls, name)) for name in dir(cls) if name.startswith("test")
+    }
+    namespace.update(__module__=cls.__module__, __doc__=cls.__doc__, __test__=True)
+    return type(cls.__name__, (), namespace)

@@ -1,0 +1,78 @@
+"""Helpers for the project's own tests: run the suite's plugin in a fresh pytest process
+on small generated test files and read back the real pytest-json-report output."""
+
+import json
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# A conftest for generated projects: flows made for the self-tests, next to the real ones.
+TEST_FLOWS_CONFTEST = '''
+import dataclasses
+import os
+
+from backends.portable.flows import PORTABLE
+from backends.xnnpack.flows import XNNPACK
+
+
+def _perturb(outputs):
+    return [o + 1.0 for o in outputs]
+
+
+def _abort(outputs):
+    os.abort()
+
+
+def pytest_etsuite_flows(config):
+    return [
+        dataclasses.replace(XNNPACK, name="xnnpack_perturbed", perturb_outputs=_perturb),
+        dataclasses.replace(PORTABLE, name="portable_aborting", backend="faulty",
+                            perturb_outputs=_abort),
+        dataclasses.replace(PORTABLE, name="needs_sdk", backend="missing_sdk",
+                            requires=("no_such_vendor_sdk",)),
+    ]
+'''
+
+
+class SuiteRun:
+    """Result of one pytest subprocess: exit code, output, the JSON report's tests and
+    the records, keyed for easy assertions."""
+
+    def __init__(self, result, report_path):
+        self.result = result
+        self.ret = result.ret
+        self.stdout = result.stdout.str()
+        self.stderr = result.stderr.str()
+        self.report = json.loads(report_path.read_text()) if report_path.exists() else None
+
+    @property
+    def tests(self) -> dict:
+        return {t["nodeid"]: t for t in self.report["tests"]}
+
+    def records(self, nodeid_part: str = "") -> list[dict]:
+        found = []
+        for test in self.report["tests"]:
+            if nodeid_part in test["nodeid"]:
+                found.extend(test.get("metadata", {}).get("subtests", []))
+        return found
+
+    def outcome(self, nodeid_part: str) -> str:
+        matches = [t["outcome"] for n, t in self.tests.items() if nodeid_part in n]
+        assert len(matches) == 1, (nodeid_part, sorted(self.tests))
+        return matches[0]
+
+
+@pytest.fixture
+def run_suite(pytester):
+    """run_suite(*args) -> SuiteRun: pytest in a subprocess with a JSON report."""
+
+    def run(*args, timeout=600):
+        report_path = pytester.path / "reports" / "run.json"
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "--json-report",
+            f"--json-report-file={report_path}", *args, timeout=timeout,
+        )
+        return SuiteRun(result, report_path)
+
+    return run

@@ -1,0 +1,101 @@
+"""End to end through real export, lowering and the ExecuTorch runtime on tiny models:
+each status the pipeline assigns, checked in the JSON report of a real run."""
+
+import pytest
+
+from conftest import TEST_FLOWS_CONFTEST
+
+CASES = """
+import torch
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class CumSum(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, dim=0)
+
+
+class Broken(torch.nn.Module):
+    def forward(self, x):
+        raise RuntimeError("this model is broken on purpose")
+
+
+def test_add(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(2, 8), torch.randn(2, 8)))
+
+
+def test_cumsum(test_runner):
+    test_runner.lower_and_run_model(CumSum(), (torch.randn(6, 3),))
+
+
+def test_broken(test_runner):
+    test_runner.lower_and_run_model(Broken(), (torch.randn(3),))
+
+
+def test_two_subtests_one_fails(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(3), torch.randn(3)))
+    test_runner.lower_and_run_model(Broken(), (torch.randn(3),))
+"""
+
+
+
+
+@pytest.fixture
+def run(pytester, run_suite):
+    pytester.makeconftest(TEST_FLOWS_CONFTEST)
+    pytester.makepyfile(test_cases=CASES)
+    return run_suite("--flow", "portable", "--flow", "xnnpack", "--flow", "xnnpack_perturbed",
+                     "--seed", "11", "-p", "no:xdist")
+
+
+def one(run, nodeid_part):
+    records = run.records(nodeid_part)
+    assert len(records) == 1, records
+    return records[0]
+
+
+def test_statuses_of_a_real_run(run):
+    assert run.report is not None, run.stdout + run.stderr
+
+    add = one(run, "test_add[xnnpack]")
+    assert add["status"] == "pass"
+    assert add["delegated_nodes"] > 0 and add["delegated_ops"] == {"aten.add.Tensor": 1}
+    assert add["undelegated_nodes"] == 0
+    assert add["pte_size"] > 0
+    assert add["outputs"][0]["max_abs_error"] <= 1e-5
+    assert {"export", "lower", "serialize", "load", "run", "compare"} <= set(add["timings"])
+    assert add["seed"] == 11 and add["flow"] == "xnnpack" and add["backend"] == "xnnpack"
+    assert add["test_case"] == "test_cases.py::test_add"
+    assert run.outcome("test_add[xnnpack]") == "passed"
+
+    portable = one(run, "test_add[portable]")
+    assert portable["status"] == "pass" and portable["delegated_nodes"] == 0
+    assert portable["undelegated_ops"] == {"aten.add.Tensor": 1}
+
+    cumsum = one(run, "test_cumsum[xnnpack]")
+    assert cumsum["status"] == "pass_undelegated", cumsum
+    assert cumsum["delegated_nodes"] == 0 and cumsum["undelegated_nodes"] >= 1
+
+    perturbed = one(run, "test_add[xnnpack_perturbed]")
+    assert perturbed["status"] == "fail_mismatch" and perturbed["stage"] == "compare"
+    assert perturbed["outputs"][0]["max_abs_error"] == pytest.approx(1.0, abs=1e-5)
+    assert run.outcome("test_add[xnnpack_perturbed]") == "failed"
+    assert "--seed 11" in perturbed["repro"] and "test_add[xnnpack_perturbed]" in perturbed["repro"]
+
+    broken = one(run, "test_broken[xnnpack]")
+    assert broken["status"] == "skip_invalid" and broken["stage"] == "eager"
+    assert "broken on purpose" in broken["error"]
+    assert run.outcome("test_broken[xnnpack]") == "skipped"
+
+    # A test keeps running after a failing subtest, and every subtest is recorded.
+    two = run.records("test_two_subtests_one_fails[xnnpack_perturbed]")
+    assert [r["status"] for r in two] == ["fail_mismatch", "skip_invalid"]
+    assert [r["subtest"] for r in two] == [0, 1]
+
+    assert run.report["etsuite"]["seed"] == 11
+    assert run.report["etsuite"]["versions"]["executorch"]
+    assert run.ret == 1
