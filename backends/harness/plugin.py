@@ -168,17 +168,21 @@ def _case_of(item, flow) -> str:
 
 
 def _outside_selection(item, state: SessionState) -> bool:
-    """A --backend/--flow run drops items of other backends (e.g. their own test/ folder),
-    and items whose flow parametrization came out empty."""
+    """Drop items of other backends than the selected ones (e.g. their own test/ folder),
+    flows of another backend than the one a test is marked for, and items whose flow
+    parametrization came out empty."""
     config = item.config
-    if "test_runner" in getattr(item, "fixturenames", ()) and _flow_of(item, state) is None:
-        return True
+    backends = {m.name[len("backend_"):] for m in item.iter_markers() if m.name.startswith("backend_")}
+    if "test_runner" in getattr(item, "fixturenames", ()):
+        flow = _flow_of(item, state)
+        # A test marked for one backend (backends/<name>/test) runs only that backend's flows.
+        return flow is None or bool(backends - {flow.backend})
     if not (config.option.backend or config.option.flow):
         return False
-    backends = {m.name[len("backend_"):] for m in item.iter_markers() if m.name.startswith("backend_")}
     return bool(backends) and not (backends & state.selected_backends)
 
 
+@pytest.hookimpl(trylast=True)  # after conftests add their backend marks
 def pytest_collection_modifyitems(session, config, items):
     state = config.stash[STATE_KEY]
     keep, drop = [], []
