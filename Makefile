@@ -28,7 +28,7 @@ test: $(TOX)
 $(addprefix test-,$(BACKENDS)): test-%: $(TOX)
 	@mkdir -p reports
 	$(TOX) -e $* -- $(ARGS); status=$$?; \
-	$(TOX) -e summary -- $$(ls reports/$*.json reports/$*.partial.jsonl 2>/dev/null) --output reports/$*.md; \
+	$(TOX) -e summary -- $(or $(wildcard reports/$*.json reports/$*.partial.jsonl),reports/$*.json) --output reports/$*.md; \
 	exit $$status
 
 summary: $(TOX)

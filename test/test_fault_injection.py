@@ -13,6 +13,8 @@ import time
 import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
+from tools import reports
+from tools.summary import main as summary_main
 
 FAULTS = """
 import ctypes
@@ -71,6 +73,20 @@ def test_normal_after():
     assert "still" + "running"
 """
 
+# What the summary tool must make of each test, by test name.
+EXPECTED_STATUSES = {
+    "test_normal_before": "pass",
+    "test_segfault": "fail_crash",
+    "test_abort": "fail_crash",
+    "test_exit_3": "fail_crash",
+    "test_native_sleep": "fail_timeout",
+    "test_python_loop": "fail_timeout",
+    "test_fixture_error": "error",
+    "test_add_then_crash[portable]": "pass",
+    "test_add_then_crash[portable_aborting]": "fail_crash",
+    "test_normal_after": "pass",
+}
+
 EXPECTED_OUTCOMES = {
     "test_normal_before": "passed",
     "test_segfault": "failed",
@@ -124,6 +140,13 @@ def test_every_fault_contained_and_reported(faulty_project, run_suite, mode):
     assert run.ret == 1
     assert not list(faulty_project.path.glob("reports/*.partial.jsonl"))  # finished: stream removed
 
+    merged = reports.load_all([str(faulty_project.path / "reports" / "run.json")])
+    statuses = {r.nodeid.split("::", 1)[1]: r.status for r in merged.results}
+    assert statuses == EXPECTED_STATUSES
+    markdown = faulty_project.path / "summary.md"
+    assert summary_main([str(faulty_project.path / "reports"), "--output", str(markdown)]) == 0
+    assert "test_add_then_crash[portable_aborting]" in markdown.read_text()
+
 
 SLOW_TESTS = """
 import time
@@ -137,11 +160,11 @@ def test_slow(n):
 
 def test_sigkill_leaves_finished_results_readable(pytester):
     pytester.makepyfile(test_slow=SLOW_TESTS)
-    reports = pytester.path / "reports"
-    reports.mkdir()
-    stale = reports / "run.json"
+    report_dir = pytester.path / "reports"
+    report_dir.mkdir()
+    stale = report_dir / "run.json"
     stale.write_text('{"stale": "from an earlier run"}')
-    stream = reports / "run.partial.jsonl"
+    stream = report_dir / "run.partial.jsonl"
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:xdist", "--json-report",
          f"--json-report-file={stale}"],
@@ -165,3 +188,14 @@ def test_sigkill_leaves_finished_results_readable(pytester):
     assert 5 <= len(finished) < 40
     calls = [line["report"] for line in lines if "report" in line and line["report"]["when"] == "call"]
     assert all(call["outcome"] == "passed" for call in calls)
+
+    # The summary tool reads the partial run, says it is incomplete, and names the test
+    # that was running when the session died.
+    merged = reports.load_all([str(stream)])
+    assert [run.finished for run in merged.runs] == [False]
+    statuses = [r.status for r in merged.results]
+    assert statuses.count("pass") == len(finished)
+    assert statuses.count("fail_crash") == 1
+    markdown = pytester.path / "partial.md"
+    assert summary_main([str(stream), "--output", str(markdown)]) == 0
+    assert "incomplete" in markdown.read_text()

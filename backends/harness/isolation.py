@@ -189,8 +189,13 @@ def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool
 def _lost_child_report(item, events, status, timed_out, limit, duration):
     """The child ended without reporting: build the call report and its records."""
     records = [e["record"] for e in events if e["event"] == "record"]
-    stages = [e for e in events if e["event"] == "stage"]
-    last_stage = stages[-1]["stage"] if stages else None
+    # Only a stage entered after the last finished subtest tells where the child died.
+    last_stage = None
+    for event in events:
+        if event["event"] == "record":
+            last_stage = None
+        elif event["event"] == "stage":
+            last_stage = event["stage"]
     internal = [e["text"] for e in events if e["event"] == "internal_error"]
     if timed_out:
         verdict = tx.FAIL_TIMEOUT

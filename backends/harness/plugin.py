@@ -253,23 +253,24 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-class SubtestFailure(AssertionError):
-    """Raised after the test body when one or more subtests failed."""
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
+    """After the test body: fail the test if a subtest failed (first line says how, for
+    the short summary), skip it if no subtest passed."""
     result = yield
     runner = pyfuncitem.stash.get(RUNNER_KEY, None)
     if runner is None or not runner.records:
         return result
     failing = [r for r in runner.records if r["status"] in tx.FAILING]
     if failing:
-        lines = [f"{len(failing)} of {len(runner.records)} subtests failed:"]
+        first = failing[0]
+        first_error = (first["error"] or "").splitlines()[0] if first["error"] else ""
+        lines = [f"{len(failing)} of {len(runner.records)} subtests failed; "
+                 f"subtest {first['subtest']}: {first['status']}: {first_error}"]
         for r in failing:
             lines.append(f"  subtest {r['subtest']}: {r['status']} at {r['stage']}: {r['error']}")
         lines.append(f"repro: {runner.context.repro}")
-        raise SubtestFailure("\n".join(lines))
+        pytest.fail("\n".join(lines), pytrace=False)
     if not any(r["status"] in tx.PASSING for r in runner.records):
         first = runner.records[0]
         pytest.skip(f"{first['status']}: {first['error'] or ''}".strip())

@@ -72,5 +72,5 @@ def repro_command(backend: str, nodeid: str, seed: int) -> str:
     target = shlex.quote(nodeid)
     if backend in TOX_BACKENDS:
         return (f"tox -e {backend} -- {target} --seed {seed} -n 0 "
-                f"--json-report-file=reports/repro.json")
+                f"--json-report-file=reports/repro/last.json")
     return f"pytest {target} --seed {seed} -p no:xdist"

@@ -7,7 +7,8 @@ that receives all reports: the pytest process or the xdist controller). When the
 ends and the JSON report exists, the stream is removed; when it is killed, the stream
 stays and `tools/` reads it as a partial report.
 
-Line kinds: {"etsuite_stream": facts} first, then {"report": ...} per test phase, then
+Line kinds: {"etsuite_stream": 1, "facts": ...} first; then {"start": nodeid} when a test
+starts, {"report": ...} per test phase, {"collect_error": ...} per broken module; and
 {"finished": exitstatus} at a clean end.
 """
 
@@ -87,6 +88,16 @@ class ResultsStream:
         if self.file is not None:
             self.file.write(json.dumps(entry, default=str) + "\n")
             self.file.flush()
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self._write({"start": nodeid})
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self._write({"collect_error": {
+                "nodeid": report.nodeid,
+                "longrepr": tx.trim_error(str(report.longrepr), 4000),
+            }})
 
     def pytest_runtest_logreport(self, report):
         longrepr = None

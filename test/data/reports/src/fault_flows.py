@@ -1,0 +1,55 @@
+"""Flows that fail on purpose, so the report fixtures hold every pipeline status from a
+real run. Loaded as a plugin: `PYTHONPATH=test/data/reports/src pytest -p fault_flows ...`
+(see ../README.md). Not collected by `pytest test`: no test_ prefix."""
+
+import dataclasses
+
+from backends.harness.flow import Flow
+from backends.portable.flows import PORTABLE
+from backends.xnnpack.flows import XNNPACK
+
+
+def _perturb(outputs):
+    return [o + 1.0 for o in outputs]
+
+
+def _broken_quantizer():
+    raise RuntimeError("vendor quantizer 3.2.1 failed to load /opt/vendor/lib/libquant.so")
+
+
+def _broken_partitioners():
+    """A partitioner that raises inside to_edge_transform_and_lower, with an address in
+    its message so the report's error signatures have something to normalize."""
+    from executorch.exir.backend.partitioner import Partitioner
+
+    class BrokenPartitioner(Partitioner):
+        def partition(self, exported_program):
+            raise RuntimeError(
+                f"cannot partition graph at {hex(id(exported_program))}: "
+                f"{len(exported_program.graph.nodes)} nodes, 0 supported")
+
+    return [BrokenPartitioner()]
+
+
+def pytest_etsuite_flows(config):
+    return [
+        dataclasses.replace(
+            PORTABLE, name="faulty_mismatch", backend="faulty", perturb_outputs=_perturb,
+            description="portable kernels, outputs shifted by +1",
+            expected_failures={"*::test_known_gap": "outputs are shifted on purpose"},
+            skips={"*::test_unsupported_case": "no kernel for this case"}),
+        dataclasses.replace(PORTABLE, name="faulty_quantize", backend="faulty",
+                            quantizer=_broken_quantizer, description="a quantizer that raises"),
+        dataclasses.replace(PORTABLE, name="faulty_lower", backend="faulty",
+                            partitioners=_broken_partitioners,
+                            description="a partitioner that raises"),
+        dataclasses.replace(XNNPACK, name="faulty_lowered_only", backend="faulty",
+                            runtime_backend="NoSuchRuntimeBackend",
+                            description="XNNPACK lowering, no runtime on this host"),
+        dataclasses.replace(PORTABLE, name="faulty_fixed", backend="faulty",
+                            description="declares a gap that has been fixed",
+                            expected_failures={"*::test_add": "believed broken"},
+                            skips={"*::test_[!a]*": "only test_add runs on this flow"}),
+        Flow(name="missing_sdk", backend="missing", requires=("no_such_vendor_sdk",),
+             description="a vendor SDK that is not installed"),
+    ]

@@ -1,0 +1,127 @@
+"""Bad input stops the summary with one line naming the file and exit code 2, and
+writes nothing. Every broken file is derived at test time from a real report."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backends.harness import taxonomy as tx
+from tools import reports, summary
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "test" / "data" / "reports"
+REAL = (DATA / "portable.json").read_text()
+STREAM = (DATA / "killed.partial.jsonl").read_text().splitlines()
+FIRST_TEST = "backends/suite/operators/test_add.py::test_add_same_shape[portable]"
+
+
+def _report(**updates) -> str:
+    data = json.loads(REAL)
+    data.update(updates)
+    return json.dumps(data)
+
+
+def _with_first_test(**updates) -> str:
+    data = json.loads(REAL)
+    data["tests"][0].update(updates)
+    return json.dumps(data)
+
+
+def _with_record_status(status) -> str:
+    data = json.loads(REAL)
+    data["tests"][0]["metadata"]["subtests"][0]["status"] = status
+    return json.dumps(data)
+
+
+def _stream_version(version) -> str:
+    header = json.loads(STREAM[0])
+    header["etsuite_stream"] = version
+    return "\n".join([json.dumps(header)] + STREAM[1:])
+
+
+FACTS = json.loads(REAL)[tx.REPORT_KEY]
+CASES = {
+    "empty.json": ("", "empty file"),
+    "blank.json": ("\n  \n", "empty file"),
+    "truncated.json": (REAL[: len(REAL) // 2], "not valid JSON (truncated?): "),
+    "list.json": ("[1, 2]", "not a pytest-json-report (no 'summary' and 'exitcode' keys)"),
+    "other.json": (json.dumps({"name": "x", "tests": []}),
+                   "not a pytest-json-report (no 'summary' and 'exitcode' keys)"),
+    "summary-only.json": (
+        json.dumps({k: v for k, v in json.loads(REAL).items() if k != "tests"}),
+        "a pytest-json-report without per-test results (written with --json-report-summary?)"),
+    "future.json": (_report(**{tx.REPORT_KEY: dict(FACTS, schema_version=2)}),
+                    "unknown schema version 2 (this tool reads version 1)"),
+    "unversioned.json": (_report(**{tx.REPORT_KEY: {"seed": 1}}),
+                         "unknown schema version None (this tool reads version 1)"),
+    "bad-outcome.json": (_with_first_test(outcome="meh"),
+                         f"tests[0] ({FIRST_TEST}) has unknown outcome 'meh'"),
+    "bad-status.json": (_with_record_status("fail_sometimes"),
+                        f"{FIRST_TEST}: a subtest record has unknown status 'fail_sometimes'"),
+    "future.partial.jsonl": (_stream_version(2),
+                             "unknown schema version 2 (this tool reads version 1)"),
+    "notastream.partial.jsonl": ("\n".join(STREAM[1:]),
+                                 "not a results stream (no 'etsuite_stream' first line)"),
+    "broken.partial.jsonl": ("\n".join(STREAM[:2] + ["{not json"] + STREAM[2:]),
+                             "line 3 is not valid JSON: "),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def bad_file(request, tmp_path):
+    text, message = CASES[request.param]
+    path = tmp_path / request.param
+    path.write_text(text)
+    return str(path), message
+
+
+def test_the_loader_names_the_file_and_the_problem(bad_file):
+    path, message = bad_file
+    with pytest.raises(reports.BadInput) as error:
+        reports.load(path)
+    assert str(error.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(error.value)
+
+
+def test_the_cli_stops_with_one_line_and_exit_code_2(bad_file, tmp_path, capsys):
+    path, message = bad_file
+    output = tmp_path / "out" / "summary.md"
+    code = summary.main([str(DATA / "portable.json"), path, "--output", str(output)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"summary: error: {path}: {message}")
+    assert err.count("\n") == 1
+    assert not output.parent.exists()  # nothing written, not even the folder
+
+
+def test_a_bad_baseline_is_bad_input_too(bad_file, tmp_path, capsys):
+    path, _ = bad_file
+    output = tmp_path / "summary.md"
+    output.write_text("previous summary\n")
+    code = summary.main([str(DATA / "portable.json"), "--baseline", path, "--output", str(output)])
+    assert code == 2
+    assert output.read_text() == "previous summary\n"  # left as it was
+
+
+def test_an_unreadable_file_is_refused(tmp_path):
+    path = tmp_path / "binary.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(reports.BadInput, match="cannot read"):
+        reports.load(str(path))
+
+
+def test_a_missing_input_is_bad_input(tmp_path, capsys):
+    missing = str(tmp_path / "nowhere.json")
+    assert summary.main([missing]) == 2
+    assert capsys.readouterr().err == f"summary: error: {missing}: no such file or folder\n"
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        summary.main([str(DATA / "portable.json"), "--fail-on", "regressions"])
+    assert exit_.value.code == 2
+    assert "--fail-on regressions needs --baseline" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        summary.main([str(DATA / "portable.json"), "--budget", "lots"])
+    assert exit_.value.code == 2

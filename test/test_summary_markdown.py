@@ -1,0 +1,278 @@
+"""The markdown: exact output of small real cases line by line, section order, the
+numbers in the tables, error signatures, repro commands and the size budget."""
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from backends.harness import taxonomy as tx
+from tools import markdown, reports, signature, tally
+from tools import status as st
+from tools.budget import Section, assemble, fit, parse_size, size
+from tools.compare import compare
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "test" / "data" / "reports"
+EXPECTED = DATA / "expected"
+
+
+@pytest.fixture(autouse=True)
+def at_repo_root(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+def merged_from(*inputs) -> reports.Merged:
+    return reports.load_all(reports.expand_inputs(list(inputs)))
+
+
+def render(merged, changes=None, budget=10**9) -> str:
+    text, _ = fit(markdown.build(merged, changes), budget, None)
+    return text
+
+
+def assert_same_lines(actual: str, expected_path: Path):
+    expected = expected_path.read_text(encoding="utf-8").splitlines()
+    lines = actual.splitlines()
+    for number, (got, want) in enumerate(zip(lines, expected), 1):
+        assert got == want, f"{expected_path.name} line {number}"
+    assert len(lines) == len(expected), f"{expected_path.name}: line count"
+
+
+# ---------------------------------------------------------------- exact markdown
+
+def test_exact_markdown_of_one_backend():
+    assert_same_lines(render(merged_from("test/data/reports/portable.json")),
+                      EXPECTED / "portable.md")
+
+
+def test_exact_markdown_of_every_outcome_against_a_baseline():
+    current = merged_from("test/data/reports/outcomes.json")
+    baseline = merged_from("test/data/reports/baseline/outcomes.json")
+    assert_same_lines(render(current, compare(current, baseline)),
+                      EXPECTED / "outcomes-vs-baseline.md")
+
+
+def test_sections_come_in_reading_order():
+    current = merged_from("test/data/reports")
+    text = render(current, compare(current, merged_from("test/data/reports/baseline")))
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert headings == [
+        "# ExecuTorch backend test report",
+        "## Results by backend and flow",
+        "## Changes since the baseline",
+        "### Regressions (passed in the baseline, fail now)",
+        "### Fixes (failed in the baseline, pass now)",
+        "### New tests",
+        "### Removed tests",
+        "## Support matrix",
+        "## Failures by stage",
+        "## Failures by error signature",
+        "## Failures",
+        "## Slowest tests",
+        "## Delegation coverage",
+        "## Duplicates",
+    ]
+
+
+# ---------------------------------------------------------------- header and flow table
+
+def test_the_header_names_incomplete_runs_seeds_and_versions():
+    text = render(merged_from("test/data/reports"))
+    assert "- **Runs merged:** 7, **1 incomplete** (`test/data/reports/killed.partial.jsonl`" in text
+    assert "- **Seeds:** 1234\n" in text
+    assert "- **Versions:** torch 2.13.0+cpu, executorch 1.5.1\n" in text
+    assert "- **Duplicates:** 4 tests seen in more than one run" in text
+
+
+def _row(text: str, flow: str) -> dict:
+    lines = text.splitlines()
+    start = lines.index("## Results by backend and flow")
+    header = [c.strip() for c in lines[start + 2].strip("|").split("|")]
+    for line in lines[start + 4:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == len(header) and cells[1] == flow:
+            return dict(zip(header, cells))
+    raise AssertionError(f"no row for {flow}")
+
+
+def test_the_flow_table_counts_every_status_column():
+    text = render(merged_from("test/data/reports/pipeline.json",
+                              "test/data/reports/outcomes.json"))
+    faulty = _row(text, "faulty_mismatch")
+    assert (faulty["tests"], faulty["fail_mismatch"], faulty["xfail"], faulty["skip"]) == (
+        "6", "3", "1", "2")
+    portable = _row(text, "portable")
+    assert {k: portable[k] for k in ("fail_crash", "fail_timeout", "fail_test", "error")} == {
+        "fail_crash": "1", "fail_timeout": "1", "fail_test": "1", "error": "2"}
+    plain = _row(text, "(no flow)")
+    assert (plain["xpass"], plain["xfail"], plain["skip"], plain["error"]) == ("2", "1", "1", "1")
+    assert _row(text, "faulty_lowered_only")["lowered_not_run"] == "3"
+    assert _row(text, "missing_sdk")["unavailable"] == "6"
+    assert ("- `missing_sdk` (missing) is unavailable: python module 'no_such_vendor_sdk' "
+            "is not installed") in text
+
+
+def test_only_skips_give_no_pass_rate_instead_of_dividing_by_zero():
+    full = merged_from("test/data/reports/pipeline.json")
+    skipped = reports.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
+    text = render(skipped)
+    assert "- **Pass rate:** n/a (no test reached a verdict)" in text
+    assert _row(text, "missing_sdk")["pass rate"] == "n/a"
+
+
+def test_a_selected_flow_without_tests_is_still_listed():
+    full = merged_from("test/data/reports/pipeline.json")
+    text = render(reports.Merged(full.runs, [], []))
+    assert _row(text, "missing_sdk")["tests"] == "0"
+    assert "is unavailable: python module 'no_such_vendor_sdk'" in text
+
+
+# ---------------------------------------------------------------- matrix, failures
+
+def test_matrix_cells_are_compact():
+    assert markdown.matrix_cell(Counter({tx.PASS: 1})) == "✅"
+    assert markdown.matrix_cell(Counter({tx.FAIL_LOWER: 2, tx.PASS: 3})) == "✅ ×3, ❌ lower ×2"
+    assert markdown.matrix_cell(None) == ""
+    assert set(markdown.CELL) == set(st.TEST_STATUSES)
+
+
+def test_the_matrix_has_one_row_per_case_and_one_column_per_flow():
+    text = render(merged_from("test/data/reports/pipeline.json"))
+    row = next(line for line in text.splitlines() if "pipeline_cases.py::test_add`" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    assert cells == ["✅", "✅", "❌ mismatch", "❌ quantize", "❌ lower", "📦", "❗ xpass", "🚫"]
+
+
+def test_similar_errors_share_a_signature():
+    text = render(merged_from("test/data/reports/pipeline.json"))
+    assert "| `RuntimeError: cannot partition graph at <address>: N nodes, N supported` |" \
+        in re.sub(r" +\|", " |", text)
+    groups = tally.by_signature([f for _, found in tally.failing_tests(
+        merged_from("test/data/reports/pipeline.json"), []) for f in found])
+    assert groups[0].count == 6 and groups[0].tests == 5  # one test has two failing subtests
+
+
+@pytest.mark.parametrize("error, expected", [
+    ("RuntimeError: node at 0x7f3a2b10 failed", "RuntimeError: node at <address> failed"),
+    ("OSError: cannot open /tmp/pytest-3/x.pte: 13", "OSError: cannot open <path>: N"),
+    ("ValueError: shape [2, 10] vs [3, 1]", "ValueError: shape [N, N] vs [N, N]"),
+    ("exceeded its time limit of 300s", "exceeded its time limit of Ns"),
+    ("int8 conv2d has no kernel for float16", "int8 conv2d has no kernel for float16"),
+    ("x.py:3: in f\n>   g()\nE   KeyError: 'aten.add'\nE   more", "KeyError: 'aten.add'"),
+    ("", signature.NO_TEXT),
+    (None, signature.NO_TEXT),
+])
+def test_signature_normalization(error, expected):
+    assert signature.signature(error) == expected
+
+
+def test_each_failure_has_its_repro_command():
+    merged = merged_from("test/data/reports/outcomes.json")
+    text = render(merged)
+    failing = [r for r in merged.results if r.status in st.FAILING]
+    assert text.count("Repro:\n```sh\n") == len(failing) == 10
+    by_id = {r.nodeid: r for r in merged.results}
+    crash = by_id["test/data/reports/src/outcome_cases.py::test_crash_in_runner[portable]"]
+    assert tally.repro(crash) == crash.records[1]["repro"]
+    # No records: built from the node id and the run's seed, the harness's way.
+    setup_error = by_id["test/data/reports/src/outcome_cases.py::test_setup_error[portable]"]
+    assert tally.repro(setup_error) == (
+        "tox -e portable -- 'test/data/reports/src/outcome_cases.py::test_setup_error[portable]'"
+        " --seed 1234 -n 0 --json-report-file=reports/repro/last.json")
+    plain = by_id["test/data/reports/src/outcome_cases.py::test_plain_failure"]
+    assert tally.repro(plain) == (
+        "pytest test/data/reports/src/outcome_cases.py::test_plain_failure --seed 1234 -p no:xdist")
+
+
+def test_a_repro_without_a_known_seed_has_no_seed():
+    merged = merged_from("test/data/reports/outcomes.json")
+    plain = next(r for r in merged.results if r.nodeid.endswith("test_plain_failure"))
+    plain.run.facts = None
+    assert tally.repro(plain) == (
+        "pytest test/data/reports/src/outcome_cases.py::test_plain_failure -p no:xdist")
+
+
+def test_duplicates_list_their_conflicts():
+    text = render(merged_from("test/data/reports/outcomes.json",
+                              "test/data/reports/baseline/outcomes.json"))
+    section = text[text.index("## Duplicates"):]
+    assert "14 tests appear in more than one run" in section and "2 of them disagree:" in section
+    assert section.count("outcome_cases.py::test_") == 2
+
+
+def test_delegation_coverage_per_flow():
+    merged = merged_from("test/data/reports/pipeline.json")
+    rows = {row.flow: row for row in tally.coverage(merged.results, tally.flow_order(merged))}
+    assert (rows["xnnpack"].delegated, rows["xnnpack"].nodes) == (4, 6)
+    assert rows["xnnpack"].undelegated_ops == Counter({"aten.cumsum.default": 2})
+    assert rows["portable"].share == 0.0 and "missing_sdk" not in rows
+
+
+def test_table_cells_and_fences_survive_odd_text():
+    assert markdown.cell("a|b\nc") == "a\\|b c"
+    assert markdown.fenced("x\n```\ny") == "````\nx\n```\ny\n````\n"
+    assert markdown.code("a`b") == "``a`b``"
+
+
+# ---------------------------------------------------------------- size budget
+
+@pytest.mark.parametrize("budget", [3000, 8000, 20000, 30000])
+def test_the_budget_is_kept(budget):
+    sections = markdown.build(merged_from("test/data/reports"))
+    full = assemble(sections)
+    text, cut = fit(sections, budget, "summary.full.md")
+    assert cut and size(full) > budget >= size(text)
+    assert "This summary was cut to fit" in text
+
+
+def test_cutting_keeps_whole_rows_and_says_what_was_cut():
+    sections = markdown.build(merged_from("test/data/reports"))
+    text, _ = fit(sections, 20000, "summary.full.md")
+    notes = re.findall(r"_Cut to fit the size budget: (\d+) of (\d+) ([a-z ]+) shown; all of "
+                       r"them are in `summary.full.md`._", text)
+    assert notes and all(int(shown) < int(total) for shown, total, _ in notes)
+    for line in text.splitlines():
+        if line.startswith("|"):
+            assert line.endswith("|")  # no row is cut in the middle
+    assert "[cut:" not in text  # the fixed parts fit; nothing was cut blindly
+
+
+def test_a_larger_budget_keeps_more():
+    sections = markdown.build(merged_from("test/data/reports"))
+    sizes = [size(fit(sections, budget, None)[0]) for budget in (15000, 25000, 35000)]
+    assert sizes == sorted(sizes)
+
+
+def test_a_budget_smaller_than_the_fixed_parts_still_holds():
+    sections = markdown.build(merged_from("test/data/reports"))
+    text, cut = fit(sections, 1500, None)
+    assert cut and size(text) <= 1500 and text.endswith("fixed parts]_\n")
+
+
+def test_sections_render_within_the_pieces_they_measured():
+    """The budget plans with the full rendering's row sizes: fewer rows may not be wider."""
+    for section in markdown.build(merged_from("test/data/reports")):
+        if section.items:
+            pieces = section.piece_sizes()
+            for keep in {1, len(section.items) // 2 or 1}:
+                head, shown = section.render_items(section.items[:keep])
+                assert size(head) + sum(size(p) for p in shown) + 2 <= sum(pieces[:keep])
+
+
+def test_an_empty_section_says_so():
+    section = Section(heading="## X\n", items=[], render_items=None, empty="Nothing.\n")
+    assert section.text() == "## X\n\nNothing.\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("900KiB", 900 * 1024), ("1 MiB", 1024 ** 2), ("2000", 2000), ("50kb", 50000),
+])
+def test_sizes_parse(text, expected):
+    assert parse_size(text) == expected
+
+
+def test_a_bad_size_is_refused():
+    with pytest.raises(ValueError):
+        parse_size("big")

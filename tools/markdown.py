@@ -1,0 +1,415 @@
+"""The markdown summary: sections in the order a backend author reads them (totals,
+per-flow table, changes since the baseline, support matrix, failure breakdown, the
+failures with their repro commands, slow tests and delegation), tables by tabulate.
+
+Everything here formats; the numbers come from `tally` and `compare`. Output is
+deterministic (no clock, sorted where order is not meaningful) so it can be checked
+line by line and diffed between runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from dataclasses import dataclass
+
+import tabulate as tabulate_module
+
+from backends.harness import taxonomy as tx
+from tools import status as st
+from tools import tally
+from tools.budget import Section
+from tools.compare import Changes
+from tools.reports import Merged, TestResult
+from tools.signature import message_line
+
+DEFAULT_TITLE = "ExecuTorch backend test report"
+ERROR_SHOWN = 800        # characters of an error shown in a failure block
+ERROR_IN_TABLE = 120     # characters of an error shown in a table cell
+
+# Support-matrix cells: one short mark per status.
+CELL = {
+    tx.PASS: "✅",
+    tx.PASS_UNDELEGATED: "🟡",
+    tx.FAIL_QUANTIZE: "❌ quantize",
+    tx.FAIL_LOWER: "❌ lower",
+    tx.FAIL_SERIALIZE: "❌ serialize",
+    tx.FAIL_LOAD: "❌ load",
+    tx.FAIL_RUN: "❌ run",
+    tx.FAIL_MISMATCH: "❌ mismatch",
+    tx.FAIL_CRASH: "💥 crash",
+    tx.FAIL_TIMEOUT: "⏰ timeout",
+    st.FAIL_TEST: "❌ test",
+    st.ERROR: "❗ error",
+    tx.XPASS: "❗ xpass",
+    tx.XFAIL: "➖ xfail",
+    tx.SKIP_INVALID: "⏩ invalid",
+    tx.SKIP_UNSUPPORTED: "⏩",
+    st.SKIP: "⏩",
+    tx.LOWERED_NOT_RUN: "📦",
+    tx.UNAVAILABLE: "🚫",
+}
+LEGEND = ("✅ pass · 🟡 pass, but the backend took no node · ❌ failed at the named stage · "
+          "💥 crash · ⏰ timeout · ❗ error in setup/teardown or unexpected pass · "
+          "➖ expected failure · ⏩ skipped (invalid: the test itself is broken) · "
+          "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
+          "blank: not in these reports")
+NO_FLOW = "(no flow)"
+
+
+@dataclass
+class Options:
+    title: str = DEFAULT_TITLE
+    slowest: int = 10
+
+
+# ---------------------------------------------------------------- small formatters
+
+def table(headers: list[str], rows: list[list]) -> tuple[str, list[str]]:
+    """tabulate's GitHub table, split into (header lines, one line per row) for the
+    budget. Wide-character handling is off so the padding does not depend on whether
+    wcwidth happens to be installed."""
+    with _narrow_chars():
+        text = tabulate_module.tabulate(
+            [[cell(v) for v in row] for row in rows], headers=[cell(h) for h in headers],
+            tablefmt="github", disable_numparse=True)
+    lines = [line + "\n" for line in text.split("\n")]
+    return "".join(lines[:2]), lines[2:]
+
+
+@contextlib.contextmanager
+def _narrow_chars():
+    saved = tabulate_module.WIDE_CHARS_MODE
+    tabulate_module.WIDE_CHARS_MODE = False
+    try:
+        yield
+    finally:
+        tabulate_module.WIDE_CHARS_MODE = saved
+
+
+def cell(value) -> str:
+    """A table cell: one line, pipes escaped."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, language: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+
+
+def shorten(text: str | None, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def percent(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.1f} %"
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value < 60:
+        return f"{value:.1f} s"
+    minutes, rest = divmod(int(round(value)), 60)
+    if minutes < 60:
+        return f"{minutes} m {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} m"
+
+
+def flow_label(flow: str | None) -> str:
+    return flow or NO_FLOW
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def listed(names: list[str], limit: int = 4) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" +{len(names) - limit} more" if len(names) > limit else "")
+
+
+# ---------------------------------------------------------------- sections
+
+def header(merged: Merged, title: str, changes: Changes | None = None) -> Section:
+    results = merged.results
+    counts = Counter(r.status for r in results)
+    passing = sum(counts[s] for s in st.PASSING)
+    failing = sum(counts[s] for s in st.FAILING)
+    xfail = counts[tx.XFAIL]
+    other = len(results) - passing - failing - xfail
+    subtests = sum(len(r.records) for r in results)
+    rate = st.pass_rate(passing, failing)
+    lines = [
+        f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
+        f"{failing} failing, {plural(xfail, 'expected failure')}, {other} skipped, "
+        f"unavailable or not run",
+        f"- **Pass rate:** {percent(rate)}" + (
+            f" ({passing} of {passing + failing} tests with a verdict; skips, xfail, "
+            f"lowered_not_run and unavailable are left out)" if rate is not None else
+            " (no test reached a verdict)"),
+        f"- **Seeds:** {_distinct(run.seed for run in merged.runs)}",
+        f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
+        f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
+        f"- **Runs merged:** {len(merged.runs)}" + _incomplete_note(merged),
+    ]
+    if changes is not None:
+        lines.append(f"- **Since the baseline:** {_changes_counts(changes)} (see Changes since "
+                     f"the baseline)")
+    if merged.duplicates:
+        conflicts = sum(1 for d in merged.duplicates if d.conflict)
+        agreement = (f"{conflicts} with different results" if conflicts else
+                     "all with the same result")
+        lines.append(f"- **Duplicates:** {plural(len(merged.duplicates), 'test')} seen in more "
+                     f"than one run, each counted once ({agreement}; see Duplicates)")
+    lines.append(f"- **Wall time:** {seconds(sum(r.duration for r in results))} "
+                 f"(sum of test durations)")
+    return Section(heading=f"# {title}\n", intro="\n".join(lines) + "\n", cuttable=False)
+
+
+def _distinct(values) -> str:
+    counted = Counter(str(v) if v is not None else "unknown" for v in values)
+    if len(counted) <= 1:
+        return next(iter(counted), "unknown")
+    return ", ".join(f"{value} ({plural(n, 'run')})" for value, n in sorted(counted.items()))
+
+
+def _incomplete_note(merged: Merged) -> str:
+    incomplete = merged.incomplete
+    if not incomplete:
+        return ", all complete"
+    names = ", ".join(code(run.path) for run in incomplete)
+    return (f", **{len(incomplete)} incomplete** ({names}: no \"finished\" line, "
+            f"the session was killed or crashed)")
+
+
+def runs_section(merged: Merged) -> Section:
+    def render(runs):
+        return table(["run", "kind", "tests", "seed", "exit code", "finished", "duration"], [
+            [code(run.path), run.kind, run.tests, run.seed,
+             "–" if run.exitcode is None else run.exitcode,
+             "yes" if run.finished else "**no**", seconds(run.duration)]
+            for run in runs])
+
+    return Section(heading="", intro="", items=merged.runs, render_items=render, unit="runs")
+
+
+def flows_section(merged: Merged, order) -> Section:
+    rows = tally.flow_rows(merged, order)
+    shown = [([row.backend or "", flow_label(row.flow)], row) for row in rows]
+    if len(rows) > 1:
+        shown.append((["**all**", ""], tally.total_row(rows)))
+
+    def render(items):
+        headers = ["backend", "flow", "tests", *st.COLUMNS, "pass rate", "wall time"]
+        return table(headers, [
+            [*names, row.total, *(row.counts[c] for c in st.COLUMNS),
+             percent(row.pass_rate), seconds(row.duration)] for names, row in items])
+
+    unavailable = [f"- {code(flow_label(row.flow))} ({row.backend}) is unavailable: "
+                   f"{'; '.join(row.unavailable)}" for row in rows if row.unavailable]
+    outro = ("Pass rate: passing / (passing + failing); fail_test is a failure outside any "
+             "subtest, error one in setup, teardown or collection.\n"
+             + ("\n" + "\n".join(unavailable) + "\n" if unavailable else ""))
+    return Section(heading="## Results by backend and flow\n", items=shown,
+                   render_items=render, outro=outro, empty="No tests.\n", cuttable=False)
+
+
+def matrix_section(merged: Merged, order) -> Section:
+    rows = tally.support_matrix(merged.results)
+    present = {key for _, cells in rows for key in cells}
+    columns = [key for key in order if key in present]
+
+    def render(items):
+        headers = ["test case", *(flow_label(flow) for _, flow in columns)]
+        return table(headers, [[code(tally.display_case(case)),
+                                *(matrix_cell(cells.get(key)) for key in columns)]
+                               for case, cells in items])
+
+    return Section(heading="## Support matrix\n",
+                   intro=f"Each test case per flow. {LEGEND}.\n\n", items=rows,
+                   render_items=render, empty="No tests.\n", unit="test cases")
+
+
+def matrix_cell(statuses: Counter | None) -> str:
+    if not statuses:
+        return ""
+    marks = []
+    for status in st.TEST_STATUSES:
+        if statuses[status]:
+            count = statuses[status]
+            marks.append(CELL[status] + (f" ×{count}" if count > 1 else ""))
+    return ", ".join(marks)
+
+
+def stage_section(failures) -> Section:
+    def render(groups):
+        return table(["status", "stage", "failures", "tests", "flows"], [
+            [g.key[0], g.key[1] or "–", g.count, g.tests, listed(g.flows())] for g in groups])
+
+    return Section(heading="## Failures by stage\n", items=tally.by_stage(failures),
+                   render_items=render, empty="No failures.\n", cuttable=False)
+
+
+def signature_section(failures) -> Section:
+    def render(groups):
+        return table(["failures", "status", "flows", "error signature", "example"], [
+            [g.count, ", ".join(g.statuses()), listed(g.flows()), code(g.key[0]),
+             code(g.failures[0].result.nodeid)] for g in groups])
+
+    groups = tally.by_signature(failures)
+    intro = ("Numbers, addresses and paths are normalized so that similar errors group."
+             if groups else "")
+    return Section(heading="## Failures by error signature\n", intro=intro,
+                   items=groups, render_items=render,
+                   empty="No failures.\n", unit="signatures")
+
+
+def failures_section(failing) -> Section:
+    def render(items):
+        return "", [failure_block(number, result, found)
+                    for number, (result, found) in enumerate(items, 1)]
+
+    intro = (f"{plural(len(failing), 'failing test')}, each with the command that reproduces "
+             f"it (paste it at the repository root).") if failing else ""
+    return Section(heading="## Failures\n", intro=intro, items=failing, render_items=render,
+                   empty="No failures.\n", unit="failing tests")
+
+
+def failure_block(number: int, result: TestResult, found) -> str:
+    where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
+    lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status} · "
+             f"run {code(result.run.path)}\n"]
+    for failure in found:
+        subtest = f"subtest {failure.subtest}: " if failure.subtest is not None else ""
+        stage = f" at {failure.stage}" if failure.stage else ""
+        lines.append(f"\n{subtest}{failure.status}{stage}\n")
+        lines.append(fenced(tx.trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
+    lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
+    return "".join(lines)
+
+
+def slowest_section(merged: Merged, limit: int) -> Section:
+    def render(items):
+        rows = []
+        for result in items:
+            stage = tally.slowest_stage(result)
+            rows.append([code(result.nodeid), flow_label(result.flow), result.status,
+                         seconds(result.duration),
+                         f"{stage[0]} ({seconds(stage[1])})" if stage else "–"])
+        return table(["test", "flow", "status", "duration", "slowest stage"], rows)
+
+    return Section(heading="## Slowest tests\n", items=tally.slowest(merged.results, limit),
+                   render_items=render, empty="No timings.\n", unit="tests")
+
+
+def coverage_section(merged: Merged, order) -> Section:
+    def render(rows):
+        return table(["backend", "flow", "lowered subtests", "delegated nodes", "total nodes",
+                      "delegated", "most frequent undelegated ops"], [
+            [row.backend, flow_label(row.flow), row.lowered, row.delegated, row.nodes,
+             percent(row.share),
+             ", ".join(f"{op} ×{n}" for op, n in row.undelegated_ops.most_common(3)) or "–"]
+            for row in rows])
+
+    rows = tally.coverage(merged.results, order)
+    intro = ("Nodes of the lowered graphs, summed over the subtests that got as far as "
+             "lowering." if rows else "")
+    return Section(heading="## Delegation coverage\n", intro=intro, items=rows,
+                   render_items=render,
+                   empty="No subtest was lowered.\n", unit="flows")
+
+
+def duplicates_section(merged: Merged) -> list[Section]:
+    if not merged.duplicates:
+        return []
+    conflicts = [d for d in merged.duplicates if d.conflict]
+
+    def render(items):
+        return table(["test", "kept (newest run)", "also seen"], [
+            [code(d.nodeid), f"{d.kept.status} in {code(d.kept.run.path)}",
+             "; ".join(f"{o.status} in {code(o.run.path)}" for o in d.others)] for d in items])
+
+    intro = (f"{plural(len(merged.duplicates), 'test')} appear in more than one run; each is "
+             f"counted once, from the run that started last. "
+             + (f"{len(conflicts)} of them disagree:" if conflicts else "They all agree."))
+    return [Section(heading="## Duplicates\n", intro=intro, items=conflicts,
+                    render_items=render, unit="conflicts")]
+
+
+def changes_sections(changes: Changes) -> list[Section]:
+    base = changes.baseline
+    summary = (f"Baseline: {plural(len(base.runs), 'run')} "
+               f"({', '.join(code(run.path) for run in base.runs)}), "
+               f"{plural(len(base.results), 'test')}. {_changes_counts(changes)}.\n")
+    if base.incomplete:
+        summary += "The baseline includes an incomplete run: some tests may be missing from it.\n"
+    sections = [Section(heading="## Changes since the baseline\n", intro=summary, cuttable=False)]
+
+    def was_now(items):
+        return table(["test", "flow", "was", "now", "error"], [
+            [code(c.nodeid), flow_label(c.flow), c.was.status, c.now.status,
+             _first_error(c.now) or _first_error(c.was)] for c in items])
+
+    def one_side(attribute):
+        def render(items):
+            return table(["test", "flow", "status"], [
+                [code(c.nodeid), flow_label(c.flow), getattr(c, attribute).status]
+                for c in items])
+        return render
+
+    for title, items, render in (
+        ("Regressions (passed in the baseline, fail now)", changes.regressions, was_now),
+        ("Fixes (failed in the baseline, pass now)", changes.fixes, was_now),
+        ("Other status changes", changes.other, was_now),
+        ("New tests", changes.new, one_side("now")),
+        ("Removed tests", changes.removed, one_side("was")),
+    ):
+        if items:
+            sections.append(Section(heading=f"### {title}\n", items=items,
+                                    render_items=render, unit="tests"))
+    return sections
+
+
+def _changes_counts(changes: Changes) -> str:
+    return (f"**{plural(len(changes.regressions), 'regression')}**, "
+            f"{plural(len(changes.fixes), 'fix', 'fixes')}, {len(changes.new)} new, "
+            f"{len(changes.removed)} removed, {plural(len(changes.other), 'other change')}")
+
+
+def _first_error(result: TestResult) -> str:
+    """The message line of the test's first failure, short enough for a table cell."""
+    found = tally.failures_of(result)
+    return shorten(message_line(found[0].error), ERROR_IN_TABLE) if found else ""
+
+
+def build(merged: Merged, changes: Changes | None = None, options: Options | None = None
+          ) -> list[Section]:
+    """All sections of the summary, in reading order."""
+    options = options or Options()
+    order = tally.flow_order(merged)
+    failing = tally.failing_tests(merged, order)
+    failures = [f for _, found in failing for f in found]
+    sections = [header(merged, options.title, changes), runs_section(merged), flows_section(merged, order)]
+    if changes is not None:
+        sections.extend(changes_sections(changes))
+    sections += [
+        matrix_section(merged, order),
+        stage_section(failures),
+        signature_section(failures),
+        failures_section(failing),
+        slowest_section(merged, options.slowest),
+        coverage_section(merged, order),
+    ]
+    return sections + duplicates_section(merged)

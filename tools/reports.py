@@ -1,0 +1,386 @@
+"""Read the inputs: pytest-json-report files and the harness's results streams
+(`X.partial.jsonl`, left behind by a killed session), validate them, and merge them
+into one list of per-test results.
+
+Validation is strict because a summary built from a half-read file is worse than none:
+every problem raises `BadInput` with a one-line message that names the file. A stream
+is the exception for its last line only: a session killed while writing leaves a
+truncated last line, which is the normal state of a killed stream, not corruption.
+
+When the same test (node id, which includes the flow) appears in several runs, the
+result of the run that started last is kept: a rerun of a failure is the newer answer.
+Every repeat is returned as a `Duplicate`, so the report can list the disagreements.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+
+from backends.harness import taxonomy as tx
+from tools import status as st
+
+STREAM_SUFFIX = ".partial.jsonl"
+REPORT_SUFFIX = ".json"
+UNEXPECTED_PASS = "passed, but it is marked xfail"
+
+
+class BadInput(Exception):
+    """An input the tool refuses; str() is one line that names the file."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+@dataclass
+class Run:
+    """One input file: a finished pytest-json-report, or a results stream."""
+
+    path: str
+    kind: str                  # "report" or "stream"
+    facts: dict | None         # the plugin's session facts (taxonomy.REPORT_KEY)
+    finished: bool             # False for a stream without a "finished" line
+    exitcode: int | None
+    started: float | None      # epoch seconds, orders runs for duplicates
+    duration: float | None
+    order: int = 0             # position among the inputs, breaks ties of `started`
+    tests: int = 0
+
+    @property
+    def seed(self):
+        return (self.facts or {}).get("seed")
+
+    def version(self, package: str) -> str | None:
+        return ((self.facts or {}).get("versions") or {}).get(package)
+
+    def flows(self) -> dict:
+        return (self.facts or {}).get("flows") or {}
+
+
+@dataclass
+class TestResult:
+    """One test (one flow) as the report counts it."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    nodeid: str
+    flow: str | None
+    backend: str | None
+    outcome: str               # pytest's category: passed, failed, error, skipped, ...
+    phase: str | None          # where a non-passing outcome came from (setup, call, ...)
+    records: list[dict]
+    longrepr: str | None
+    duration: float
+    run: Run
+    status: str = field(init=False)
+
+    def __post_init__(self):
+        self.status = st.classify(self.outcome, self.records, self.longrepr)
+
+    @property
+    def seed(self):
+        for record in self.records:
+            if record.get("seed") is not None:
+                return record["seed"]
+        return self.run.seed
+
+
+@dataclass
+class Duplicate:
+    nodeid: str
+    kept: TestResult
+    others: list[TestResult]
+
+    @property
+    def conflict(self) -> bool:
+        return any(other.status != self.kept.status for other in self.others)
+
+
+@dataclass
+class Merged:
+    runs: list[Run]
+    results: list[TestResult]   # one per node id, in first-seen order
+    duplicates: list[Duplicate]
+
+    @property
+    def incomplete(self) -> list[Run]:
+        return [run for run in self.runs if not run.finished]
+
+
+# ---------------------------------------------------------------- finding the inputs
+
+def _is_report_name(name: str) -> bool:
+    return name.endswith(REPORT_SUFFIX) or name.endswith(STREAM_SUFFIX)
+
+
+def expand_inputs(arguments: list[str]) -> list[str]:
+    """Files, globs and folders (their *.json and *.partial.jsonl, not recursive) to a
+    list of files, each once, in the order given."""
+    found: list[str] = []
+    for argument in arguments:
+        if glob.has_magic(argument):
+            matches = sorted(glob.glob(argument, recursive=True))
+            if not matches:
+                raise BadInput(argument, "no file matches this pattern")
+            for match in matches:
+                found.extend(_folder_reports(match) if os.path.isdir(match) else [match])
+        elif os.path.isdir(argument):
+            found.extend(_folder_reports(argument))
+        elif os.path.exists(argument):
+            found.append(argument)
+        else:
+            raise BadInput(argument, "no such file or folder")
+    unique, seen = [], set()
+    for path in found:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(path)
+    return unique
+
+
+def _folder_reports(folder: str) -> list[str]:
+    names = sorted(n for n in os.listdir(folder) if _is_report_name(n)
+                   and os.path.isfile(os.path.join(folder, n)))
+    if not names:
+        raise BadInput(folder, f"no reports (*{REPORT_SUFFIX}, *{STREAM_SUFFIX}) in this folder")
+    return [os.path.join(folder, n) for n in names]
+
+
+# ---------------------------------------------------------------- reading one input
+
+def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
+    """Read one file; raises BadInput for anything this tool cannot trust."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+    if not text.strip():
+        raise BadInput(path, "empty file")
+    if path.endswith(STREAM_SUFFIX):
+        run, results = _load_stream(path, text)
+    else:
+        run, results = _load_report(path, text)
+    run.order = order
+    run.tests = len(results)
+    return run, results
+
+
+def _check_facts(path: str, facts, version) -> dict:
+    if version != tx.SCHEMA_VERSION:
+        raise BadInput(path, f"unknown schema version {version!r} "
+                             f"(this tool reads version {tx.SCHEMA_VERSION})")
+    if not isinstance(facts, dict):
+        raise BadInput(path, f"'{tx.REPORT_KEY}' facts are not an object")
+    return facts
+
+
+def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BadInput(path, f"not valid JSON (truncated?): {error.msg} at line "
+                             f"{error.lineno} column {error.colno}")
+    if not isinstance(data, dict) or not {"summary", "exitcode"} <= data.keys():
+        raise BadInput(path, "not a pytest-json-report (no 'summary' and 'exitcode' keys)")
+    if not isinstance(data.get("tests"), list):
+        raise BadInput(path, "a pytest-json-report without per-test results "
+                             "(written with --json-report-summary?)")
+    facts = None
+    if tx.REPORT_KEY in data:
+        raw = data[tx.REPORT_KEY]
+        version = raw.get("schema_version") if isinstance(raw, dict) else None
+        facts = _check_facts(path, raw, version)
+    created, duration = data.get("created"), data.get("duration")
+    started = created - duration if _is_number(created) and _is_number(duration) else None
+    run = Run(path=path, kind="report", facts=facts, finished=True,
+              exitcode=data.get("exitcode"), started=started,
+              duration=duration if _is_number(duration) else None)
+    results = [_result_from_json(path, index, test, run)
+               for index, test in enumerate(data["tests"])]
+    collectors = data.get("collectors")
+    results.extend(_collection_errors(collectors if isinstance(collectors, list) else [], run))
+    return run, results
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _result_from_json(path: str, index: int, test, run: Run) -> TestResult:
+    if not isinstance(test, dict) or not isinstance(test.get("nodeid"), str):
+        raise BadInput(path, f"tests[{index}] has no node id")
+    outcome = test.get("outcome")
+    if outcome not in st.OUTCOMES:
+        raise BadInput(path, f"tests[{index}] ({test['nodeid']}) has unknown outcome {outcome!r}")
+    phases = {when: test[when] for when in ("setup", "call", "teardown")
+              if isinstance(test.get(when), dict)}
+    metadata = test.get("metadata")
+    subtests = metadata.get("subtests") if isinstance(metadata, dict) else None
+    records = _checked_records(path, test["nodeid"], subtests or [])
+    phase, longrepr = _deciding_phase(outcome, phases)
+    duration = sum(p.get("duration") or 0.0 for p in phases.values())
+    return _new_result(test["nodeid"], outcome, phase, records, longrepr, duration, run)
+
+
+def _deciding_phase(outcome: str, phases: dict) -> tuple[str | None, str | None]:
+    """The phase whose report explains the outcome, and its text."""
+    if outcome == "passed":
+        return None, None
+    if outcome == "xpassed":
+        call = phases.get("call") or {}
+        reason = call.get("wasxfail") or call.get("xfail_reason")
+        return "call", UNEXPECTED_PASS + (f" (xfail reason: {reason})" if reason else "")
+    order = ("setup", "teardown", "call") if outcome == "error" else ("call", "setup", "teardown")
+    for when in order:
+        phase = phases.get(when)
+        if phase and phase.get("outcome") != "passed":
+            return when, _text(phase.get("longrepr"))
+    return None, None
+
+
+def _text(longrepr) -> str | None:
+    if longrepr is None:
+        return None
+    if isinstance(longrepr, (list, tuple)) and len(longrepr) == 3:
+        return str(longrepr[2])  # a skip's (path, line, reason)
+    return str(longrepr)
+
+
+def _collection_errors(collectors: list, run: Run) -> list[TestResult]:
+    """A module that fails to import runs no test; without this it would vanish."""
+    found = []
+    for collector in collectors:
+        if isinstance(collector, dict) and collector.get("outcome") == "failed":
+            nodeid = collector.get("nodeid") or "(session)"
+            found.append(_new_result(nodeid, "error", "collect", [],
+                                     _text(collector.get("longrepr")), 0.0, run))
+    return found
+
+
+def _checked_records(path: str, nodeid: str, records) -> list[dict]:
+    if not isinstance(records, list):
+        raise BadInput(path, f"{nodeid}: subtests are not a list")
+    for record in records:
+        if not isinstance(record, dict) or record.get("status") not in tx.ALL_STATUSES:
+            status = record.get("status") if isinstance(record, dict) else record
+            raise BadInput(path, f"{nodeid}: a subtest record has unknown status {status!r}")
+    return records
+
+
+def _new_result(nodeid, outcome, phase, records, longrepr, duration, run) -> TestResult:
+    flow = next((r.get("flow") for r in records if r.get("flow")), None) or \
+        _flow_from_nodeid(nodeid, run.flows())
+    backend = next((r.get("backend") for r in records if r.get("backend")), None) or \
+        (run.flows().get(flow) or {}).get("backend")
+    return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
+                      records=records, longrepr=longrepr, duration=duration, run=run)
+
+
+def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
+    """A test without records still names its flow in its parameter id."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return None
+    params = nodeid[nodeid.index("[") + 1:-1]
+    return next((part for part in params.split("-") if part in flows), None)
+
+
+# ---------------------------------------------------------------- results streams
+
+def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
+    lines = text.splitlines()
+    entries = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number == len(lines):
+                break  # a killed writer's last line
+            raise BadInput(path, f"line {number} is not valid JSON: {error.msg}")
+    header = entries[0] if entries else None
+    if not isinstance(header, dict) or "etsuite_stream" not in header:
+        raise BadInput(path, "not a results stream (no 'etsuite_stream' first line)")
+    facts = _check_facts(path, header.get("facts"), header["etsuite_stream"])
+    finished = [e["finished"] for e in entries[1:] if isinstance(e, dict) and "finished" in e]
+    started = header.get("started")
+    run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
+              exitcode=finished[-1] if finished else None,
+              started=started if _is_number(started) else None, duration=None)
+    phases_by_test: dict[str, dict] = {}
+    for number, entry in enumerate(entries[1:], 2):
+        if isinstance(entry, dict) and isinstance(entry.get("start"), str) and not finished:
+            # With fork isolation a test reports only when it ends: in a killed session the
+            # "start" line is all that names the test that was running.
+            phases_by_test.setdefault(entry["start"], {})
+        report = entry.get("report") if isinstance(entry, dict) else None
+        if report is None:
+            continue
+        if not isinstance(report, dict) or not isinstance(report.get("nodeid"), str):
+            raise BadInput(path, f"report line {number} has no node id")
+        phases_by_test.setdefault(report["nodeid"], {})[report.get("when")] = report
+    return run, [_result_from_stream(path, nodeid, phases, run)
+                 for nodeid, phases in phases_by_test.items()]
+
+
+def _phase_category(when: str, phase: dict) -> str:
+    """pytest's category of one phase report (what pytest_report_teststatus says)."""
+    outcome, wasxfail = phase.get("outcome"), phase.get("wasxfail")
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if wasxfail is not None:
+        return "xfailed" if outcome == "skipped" else "xpassed"
+    return outcome
+
+
+def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestResult:
+    outcome = "passed"
+    for when in ("setup", "call", "teardown"):
+        if when in phases:
+            category = _phase_category(when, phases[when])
+            if category not in st.OUTCOMES:
+                raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
+            if category != "passed":
+                outcome = category  # the last non-passing phase wins, as in the JSON report
+    candidates = [phases[w].get("records") or [] for w in ("call", "setup", "teardown") if w in phases]
+    records = _checked_records(path, nodeid, max(candidates, key=len) if candidates else [])
+    duration = sum(p.get("duration") or 0.0 for p in phases.values())
+    setup_ran = phases.get("setup", {}).get("outcome") == "passed"
+    if (setup_ran or not phases) and "call" not in phases:
+        # The session died during this test: its call never reported.
+        message = f"[{tx.FAIL_CRASH}] the session ended while this test ran (no call report)"
+        return _new_result(nodeid, "failed", "call", records, message, duration, run)
+    phase, longrepr = _deciding_phase(outcome, phases)
+    return _new_result(nodeid, outcome, phase, records, longrepr, duration, run)
+
+
+# ---------------------------------------------------------------- merging
+
+def load_all(paths: list[str]) -> Merged:
+    """Load every file, then merge: each node id once, from the newest run."""
+    loaded = [load(path, order) for order, path in enumerate(paths)]
+    return merge(loaded)
+
+
+def _recency(result: TestResult) -> tuple:
+    started = result.run.started
+    return (started if started is not None else float("-inf"), result.run.order)
+
+
+def merge(loaded: list[tuple[Run, list[TestResult]]]) -> Merged:
+    by_nodeid: dict[str, list[TestResult]] = {}
+    for _, results in loaded:
+        for result in results:
+            by_nodeid.setdefault(result.nodeid, []).append(result)
+    kept, duplicates = [], []
+    for nodeid, seen in by_nodeid.items():
+        newest = max(seen, key=_recency)
+        kept.append(newest)
+        if len(seen) > 1:
+            duplicates.append(Duplicate(nodeid, newest, [r for r in seen if r is not newest]))
+    return Merged(runs=[run for run, _ in loaded], results=kept, duplicates=duplicates)

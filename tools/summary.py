@@ -1,0 +1,155 @@
+"""`python -m tools.summary INPUTS... --output FILE`: merge JSON reports and results
+streams into one markdown summary.
+
+Exit codes say what a CI job needs to know: 0 done, 1 the `--fail-on` condition holds
+(so a job is a gate or a scoreboard on purpose, never by accident), 2 bad input or
+usage. On bad input nothing is written; outputs are written to a temporary file and
+renamed, so a reader never sees half a summary.
+
+Runs in a light environment (tabulate only): nothing here imports torch or executorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+from tools import markdown, reports
+from tools import status as st
+from tools.budget import assemble, fit, parse_size
+from tools.compare import compare
+
+DEFAULT_INPUT = "reports"
+DEFAULT_BUDGET = 900 * 1024
+# GitHub refuses a step summary over 1 MiB; what the step already wrote counts too.
+STEP_SUMMARY_LIMIT = 1024 * 1024
+EXIT_OK, EXIT_FAIL_ON, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.summary",
+        description="Merge pytest-json-report files and results streams (*.partial.jsonl) "
+                    "into one markdown summary.")
+    parser.add_argument("inputs", nargs="*", metavar="INPUT",
+                        help=f"report files, globs or folders (default: {DEFAULT_INPUT}/)")
+    parser.add_argument("--output", metavar="FILE",
+                        help="write the summary here (default: standard output); when it is "
+                             "cut to the budget, the full version goes beside it "
+                             "(summary.md -> summary.full.md)")
+    parser.add_argument("--baseline", nargs="+", action="extend", default=[], metavar="OLD",
+                        help="reports of an earlier run (files, globs, folders), given "
+                             "after the inputs: adds regressions, fixes, new and removed tests")
+    parser.add_argument("--fail-on", choices=("never", "failures", "regressions"),
+                        default="never",
+                        help="exit 1 when: never (a scoreboard; default); failures (any "
+                             "failing test, or an incomplete run); regressions (a test that "
+                             "passed in the baseline fails now; needs --baseline)")
+    parser.add_argument("--budget", type=_size_arg, default=DEFAULT_BUDGET, metavar="SIZE",
+                        help="largest summary, e.g. 900KiB (default), 1MiB, 50000; long "
+                             "sections are cut beyond it")
+    parser.add_argument("--title", default=markdown.DEFAULT_TITLE, help="the summary's heading")
+    parser.add_argument("--slowest", type=int, default=10, metavar="N",
+                        help="how many of the slowest tests to list (default 10)")
+    return parser
+
+
+def full_path_for(output: str) -> str:
+    base, extension = os.path.splitext(output)
+    return f"{base}.full{extension or '.md'}"
+
+
+def _default_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write a temporary file beside `path`, then rename it over `path`: a reader sees
+    the old summary or the new one, never half of one."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=folder, prefix=f".{os.path.basename(path)}.",
+        suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(text)
+        os.chmod(handle.name, _default_file_mode())  # not the temporary file's 0600
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
+
+
+def append_step_summary(path: str, sections, budget: int, text: str) -> None:
+    """Append to $GITHUB_STEP_SUMMARY, re-fitted to the room the step has left."""
+    used = os.path.getsize(path) if os.path.exists(path) else 0
+    room = STEP_SUMMARY_LIMIT - used - 1
+    if room < 1024:
+        sys.stderr.write(f"summary: {path} is full; the summary was not appended\n")
+        return
+    if room < budget:
+        text, _ = fit(sections, room, None)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text + "\n")
+
+
+def exit_code(fail_on: str, merged: reports.Merged, changes) -> int:
+    if fail_on == "failures":
+        failing = any(r.status in st.FAILING for r in merged.results)
+        return EXIT_FAIL_ON if failing or merged.incomplete else EXIT_OK
+    if fail_on == "regressions":
+        return EXIT_FAIL_ON if changes.regressions else EXIT_OK
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.fail_on == "regressions" and not args.baseline:
+        parser.error("--fail-on regressions needs --baseline")
+    try:
+        merged = reports.load_all(reports.expand_inputs(args.inputs or [DEFAULT_INPUT]))
+        baseline = reports.load_all(reports.expand_inputs(args.baseline)) if args.baseline else None
+    except reports.BadInput as error:
+        sys.stderr.write(f"summary: error: {error}\n")
+        return EXIT_BAD_INPUT
+    changes = compare(merged, baseline) if baseline is not None else None
+    sections = markdown.build(merged, changes, markdown.Options(args.title, args.slowest))
+    full_path = full_path_for(args.output) if args.output else None
+    text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
+    try:
+        if args.output:
+            write_atomically(args.output, text)
+            if cut:
+                write_atomically(full_path, assemble(sections))
+            elif os.path.exists(full_path):
+                os.remove(full_path)  # a stale full version would contradict this summary
+        else:
+            sys.stdout.write(text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            append_step_summary(step_summary, sections, args.budget, text)
+    except OSError as error:
+        sys.stderr.write(f"summary: error: cannot write {error.filename}: {error.strerror}\n")
+        return EXIT_BAD_INPUT
+    failing = sum(1 for r in merged.results if r.status in st.FAILING)
+    where = f" -> {args.output}" + (f" (cut; full: {full_path})" if cut else "") if args.output else ""
+    sys.stderr.write(f"summary: {markdown.plural(len(merged.results), 'test')}, {failing} failing, "
+                     f"{markdown.plural(len(merged.runs), 'run')}{where}\n")
+    return exit_code(args.fail_on, merged, changes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""What the report shows, computed from merged results, without any formatting: counts
+per backend and flow, the support matrix, failures with their repro commands, error
+signatures, the slowest tests and delegation coverage. Kept apart from `markdown.py`
+so the numbers can be tested without parsing markdown.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+
+from backends.harness import taxonomy as tx
+from backends.harness.selection import repro_command, test_case_id
+from tools import status as st
+from tools.reports import Merged, TestResult
+from tools.signature import signature
+
+FlowKey = tuple  # (backend or None, flow or None)
+
+
+def flow_key(result: TestResult) -> FlowKey:
+    return (result.backend, result.flow)
+
+
+def flow_order(merged: Merged) -> list[FlowKey]:
+    """Flows in registry order (portable first; each run's facts list every known flow
+    in that order), then flows only the results name, then tests without a flow. A flow
+    a run selected is listed even with no test, so an unavailable backend never vanishes."""
+    known: dict[str, FlowKey] = {}
+    for run in merged.runs:
+        for name, facts in run.flows().items():
+            known.setdefault(name, (facts.get("backend"), name))
+    wanted = {flow_key(r) for r in merged.results}
+    wanted |= {(facts.get("backend"), name) for run in merged.runs
+               for name, facts in run.flows().items() if facts.get("selected")}
+    keys = [key for key in known.values() if key in wanted]
+    extra = wanted - set(keys)
+    named = sorted((k for k in extra if k[1] is not None), key=lambda k: (str(k[0]), k[1]))
+    unnamed = sorted((k for k in extra if k[1] is None), key=lambda k: str(k[0]))
+    return keys + named + unnamed
+
+
+# ---------------------------------------------------------------- per flow
+
+@dataclass
+class FlowRow:
+    backend: str | None
+    flow: str | None
+    counts: Counter = field(default_factory=Counter)   # column -> tests
+    total: int = 0
+    duration: float = 0.0
+    unavailable: list = field(default_factory=list)    # reasons, from the runs' facts
+
+    @property
+    def passing(self) -> int:
+        return sum(self.counts[s] for s in st.PASSING)
+
+    @property
+    def failing(self) -> int:
+        return sum(self.counts[s] for s in st.FAILING)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return st.pass_rate(self.passing, self.failing)
+
+    def add(self, result: TestResult) -> None:
+        self.counts[st.column_of(result.status)] += 1
+        self.total += 1
+        self.duration += result.duration
+
+
+def flow_rows(merged: Merged, order: list[FlowKey]) -> list[FlowRow]:
+    rows = {key: FlowRow(*key) for key in order}
+    for result in merged.results:
+        rows[flow_key(result)].add(result)
+    for run in merged.runs:
+        for name, facts in run.flows().items():
+            key = (facts.get("backend"), name)
+            reason = facts.get("unavailable")
+            if facts.get("selected") and reason and reason not in rows[key].unavailable:
+                rows[key].unavailable.append(reason)
+    return [rows[key] for key in order]
+
+
+def total_row(rows: list[FlowRow]) -> FlowRow:
+    total = FlowRow(None, None)
+    for row in rows:
+        total.counts.update(row.counts)
+        total.total += row.total
+        total.duration += row.duration
+    return total
+
+
+# ---------------------------------------------------------------- support matrix
+
+def display_case(case: str) -> str:
+    """Shorter row names: the shared suites' common prefix says nothing."""
+    for prefix in ("backends/suite/", "backends/"):
+        if case.startswith(prefix):
+            return case[len(prefix):]
+    return case
+
+
+def case_of(result: TestResult) -> str:
+    for record in result.records:
+        if record.get("test_case"):
+            return record["test_case"]
+    return test_case_id(result.nodeid)
+
+
+def support_matrix(results: list[TestResult]) -> list[tuple[str, dict]]:
+    """(test case, {flow key: Counter of statuses}) per test case, sorted by case."""
+    cells: dict[str, dict] = {}
+    for result in results:
+        cells.setdefault(case_of(result), {}).setdefault(flow_key(result), Counter())[
+            result.status] += 1
+    return sorted(cells.items())
+
+
+# ---------------------------------------------------------------- failures
+
+@dataclass
+class Failure:
+    """One failing subtest, or a failing test that no failing record explains."""
+
+    result: TestResult
+    status: str
+    stage: str | None
+    subtest: int | None
+    error: str | None
+
+    @property
+    def signature(self) -> str:
+        return signature(self.error)
+
+
+def failures_of(result: TestResult) -> list[Failure]:
+    if result.status not in st.FAILING:
+        return []
+    found = [Failure(result, r["status"], r.get("stage"), r.get("subtest"),
+                     r.get("error") or result.longrepr)
+             for r in result.records if r["status"] in tx.FAILING]
+    return found or [Failure(result, result.status, result.phase, None, result.longrepr)]
+
+
+def failing_tests(merged: Merged, order: list[FlowKey]) -> list[tuple[TestResult, list[Failure]]]:
+    """Failing tests in flow order, then node id."""
+    rank = {key: index for index, key in enumerate(order)}
+    failing = [r for r in merged.results if r.status in st.FAILING]
+    failing.sort(key=lambda r: (rank.get(flow_key(r), len(rank)), r.nodeid))
+    return [(r, failures_of(r)) for r in failing]
+
+
+def repro(result: TestResult) -> str:
+    """The record's own command when there is one; else one built the same way from the
+    node id and the run's seed."""
+    for record in result.records:
+        if record.get("repro") and record["status"] in tx.FAILING:
+            return record["repro"]
+    for record in result.records:
+        if record.get("repro"):
+            return record["repro"]
+    if result.seed is None:
+        return f"pytest {shlex.quote(result.nodeid)} -p no:xdist"
+    return repro_command(result.backend or "", result.nodeid, result.seed)
+
+
+@dataclass
+class Group:
+    key: tuple
+    failures: list = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.failures)
+
+    @property
+    def tests(self) -> int:
+        return len({f.result.nodeid for f in self.failures})
+
+    def flows(self) -> list[str]:
+        return sorted({f.result.flow or "(no flow)" for f in self.failures})
+
+    def statuses(self) -> list[str]:
+        seen = {f.status for f in self.failures}
+        return [s for s in st.TEST_STATUSES if s in seen]
+
+
+def _grouped(failures: list[Failure], key) -> list[Group]:
+    groups: dict[tuple, Group] = {}
+    for failure in failures:
+        k = key(failure)
+        groups.setdefault(k, Group(k)).failures.append(failure)
+    return list(groups.values())
+
+
+def by_stage(failures: list[Failure]) -> list[Group]:
+    """Groups keyed (status, stage), in taxonomy order."""
+    rank = {s: i for i, s in enumerate(st.TEST_STATUSES)}
+    groups = _grouped(failures, lambda f: (f.status, f.stage or ""))
+    return sorted(groups, key=lambda g: (rank[g.key[0]], g.key[1]))
+
+
+def by_signature(failures: list[Failure]) -> list[Group]:
+    """Groups keyed (signature,), most frequent first."""
+    groups = _grouped(failures, lambda f: (f.signature,))
+    return sorted(groups, key=lambda g: (-g.count, g.key))
+
+
+# ---------------------------------------------------------------- time and delegation
+
+def slowest(results: list[TestResult], limit: int) -> list[TestResult]:
+    ranked = sorted(results, key=lambda r: (-r.duration, r.nodeid))
+    return [r for r in ranked[:limit] if r.duration > 0]
+
+
+def slowest_stage(result: TestResult) -> tuple[str, float] | None:
+    totals: Counter = Counter()
+    for record in result.records:
+        for stage, seconds in (record.get("timings") or {}).items():
+            totals[stage] += seconds or 0.0
+    return max(totals.items(), key=lambda item: item[1]) if totals else None
+
+
+@dataclass
+class Coverage:
+    backend: str | None
+    flow: str | None
+    lowered: int = 0              # subtests that got as far as lowering
+    delegated: int = 0
+    undelegated: int = 0
+    undelegated_ops: Counter = field(default_factory=Counter)
+
+    @property
+    def nodes(self) -> int:
+        return self.delegated + self.undelegated
+
+    @property
+    def share(self) -> float | None:
+        return self.delegated / self.nodes if self.nodes else None
+
+
+def coverage(results: list[TestResult], order: list[FlowKey]) -> list[Coverage]:
+    """Delegated / total nodes per flow, over the subtests that were lowered."""
+    rows = {key: Coverage(*key) for key in order}
+    for result in results:
+        row = rows[flow_key(result)]
+        for record in result.records:
+            if record.get("delegated_nodes") is None:
+                continue
+            row.lowered += 1
+            row.delegated += record.get("delegated_nodes") or 0
+            row.undelegated += record.get("undelegated_nodes") or 0
+            row.undelegated_ops.update(record.get("undelegated_ops") or {})
+    return [row for row in rows.values() if row.lowered]
