@@ -5,7 +5,7 @@
 PYTHON ?= python3
 TOOLS := .tools
 TOX := $(TOOLS)/bin/tox
-BACKENDS := portable xnnpack
+BACKENDS := portable xnnpack vulkan
 REPORTS ?= reports
 ARGS ?=
 

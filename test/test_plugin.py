@@ -11,7 +11,7 @@ XNNPACK_FLOWS = {
     "xnnpack", "xnnpack_dynamic_int8_per_channel", "xnnpack_static_int8_per_channel",
     "xnnpack_static_int8_per_tensor",
 }
-BUILTIN_FLOWS = XNNPACK_FLOWS | {"portable"}
+BUILTIN_FLOWS = XNNPACK_FLOWS | {"portable", "vulkan", "vulkan_int8_weight_only"}
 
 SIMPLE_TEST = """
 def test_op(test_runner):
@@ -80,7 +80,7 @@ def test_backend_selection_drops_other_backends_marked_tests(pytester):
 
 
 @pytest.mark.parametrize("option, name, listed", [
-    ("--backend", "nosuch", "known backends: portable, xnnpack"),
+    ("--backend", "nosuch", "known backends: portable, vulkan, xnnpack"),
     ("--flow", "xnnpack_int3", "known flows: portable, xnnpack,"),
 ])
 def test_unknown_name_is_a_usage_error_listing_known_names(simple, option, name, listed):

@@ -224,6 +224,14 @@ def warm_up(flows: list[Flow]) -> None:
     and one floating-point delegating flow: a backend's runtime threads must not be
     started before fork. Failures are ignored; this is only an optimization."""
     model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
+    try:
+        _warm_up(model, inputs, flows)
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _warm_up(model, inputs, flows: list[Flow]) -> None:
     try:
         run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
     except Exception:  # noqa: BLE001

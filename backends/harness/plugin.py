@@ -38,6 +38,8 @@ class SessionState:
         self.seed = seed
         self.seed_given = seed_given
         self.selected_backends = {f.backend for f in selected}
+        # Probed once per session: why each flow cannot run here (None: it can).
+        self.unavailable = {f.name: f.unavailable_reason() for f in flows.values()}
 
     def facts(self) -> dict:
         """Session facts stored in every report (JSON and stream)."""
@@ -58,7 +60,7 @@ class SessionState:
                     "backend": f.backend,
                     "description": f.description,
                     "selected": f in self.selected,
-                    "unavailable": f.unavailable_reason(),
+                    "unavailable": self.unavailable[f.name],
                 }
                 for f in self.flows.values()
             },
@@ -130,7 +132,7 @@ def pytest_report_header(config):
     names = ", ".join(f.name for f in state.selected) or "none"
     lines = [f"etsuite: seed {state.seed} (rerun with --seed {state.seed}); flows: {names}"]
     for flow in state.selected:
-        reason = flow.unavailable_reason()
+        reason = state.unavailable[flow.name]
         if reason:
             lines.append(f"etsuite: flow {flow.name} is unavailable: {reason}")
     lines.append(isolation.header_line(config))
@@ -187,12 +189,13 @@ def pytest_collection_modifyitems(session, config, items):
     state = config.stash[STATE_KEY]
     keep, drop = [], []
     for item in items:
-        (drop if _outside_selection(item, state) else keep).append(item)
+        outside = _outside_selection(item, state)
+        (drop if outside else keep).append(item)
         flow = _flow_of(item, state)
-        if flow is None or item in drop:
+        if flow is None or outside:
             continue
         case = _case_of(item, flow)
-        unavailable = flow.unavailable_reason()
+        unavailable = state.unavailable[flow.name]
         skip = flow.skip_reason(case)
         expected = flow.expected_failure(case)
         if unavailable:

@@ -12,17 +12,15 @@ from importlib.metadata import entry_points
 
 from backends.harness.flow import Flow
 
-# The backends that ship with this repository, in report order.
-BUILTIN_BACKEND_MODULES = (
-    "backends.portable.flows",
-    "backends.xnnpack.flows",
-)
+# The backends that ship with this repository, in report order. Each has
+# backends/<name>/flows.py and a tox environment (and make target) of the same name.
+BUILTIN_BACKENDS = ("portable", "xnnpack", "vulkan")
 
 
 def builtin_flows() -> list[Flow]:
     flows: list[Flow] = []
-    for module_name in BUILTIN_BACKEND_MODULES:
-        flows.extend(importlib.import_module(module_name).FLOWS)
+    for backend in BUILTIN_BACKENDS:
+        flows.extend(importlib.import_module(f"backends.{backend}.flows").FLOWS)
     for entry in entry_points(group="etsuite.flows"):
         flows.extend(entry.load())
     return flows

@@ -7,9 +7,7 @@ import hashlib
 import shlex
 
 from backends.harness.flow import Flow
-
-# Backends whose tox environment carries the same name (see tox.ini).
-TOX_BACKENDS = ("portable", "xnnpack")
+from backends.harness.registry import BUILTIN_BACKENDS
 
 
 class UnknownNameError(ValueError):
@@ -70,7 +68,7 @@ def suite_of(nodeid: str) -> str:
 def repro_command(backend: str, nodeid: str, seed: int) -> str:
     """One command, pasted at the repository root, that reruns exactly this test."""
     target = shlex.quote(nodeid)
-    if backend in TOX_BACKENDS:
+    if backend in BUILTIN_BACKENDS:  # each has a tox environment of its name
         return (f"tox -e {backend} -- {target} --seed {seed} -n 0 "
                 f"--json-report-file=reports/repro/last.json")
     return f"pytest {target} --seed {seed} -p no:xdist"

@@ -1,4 +1,4 @@
-"""aten.hardswish and aten.hardsigmoid: inputs spanning both saturation points, several ranks, the nn modules."""
+"""aten.hardswish and aten.hardsigmoid: inputs past both saturation points, several ranks, the nn modules."""
 
 import torch
 
