@@ -73,6 +73,9 @@ def run_suite(pytester):
             "-p", "no:cacheprovider", "--json-report",
             f"--json-report-file={report_path}", *args, timeout=timeout,
         )
+        overrides = [a.split("=", 1)[1] for a in args if a.startswith("--json-report-file=")]
+        if overrides:  # the last one wins, as in pytest's own parsing
+            report_path = pytester.path / overrides[-1]
         return SuiteRun(result, report_path)
 
     return run

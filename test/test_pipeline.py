@@ -49,7 +49,7 @@ def run(pytester, run_suite):
     pytester.makeconftest(TEST_FLOWS_CONFTEST)
     pytester.makepyfile(test_cases=CASES)
     return run_suite("--flow", "portable", "--flow", "xnnpack", "--flow", "xnnpack_perturbed",
-                     "--seed", "11", "-p", "no:xdist")
+                     "--flow", "vulkan", "--seed", "11", "-p", "no:xdist")
 
 
 def one(run, nodeid_part):
@@ -86,6 +86,13 @@ def test_statuses_of_a_real_run(run):
     assert run.outcome("test_add[xnnpack_perturbed]") == "failed"
     assert "--seed 11" in perturbed["repro"] and "test_add[xnnpack_perturbed]" in perturbed["repro"]
 
+    # Vulkan lowers here, but the PyPI runtime has no Vulkan backend to run it.
+    vulkan = one(run, "test_add[vulkan]")
+    assert vulkan["status"] == "lowered_not_run", vulkan
+    assert vulkan["delegated_nodes"] > 0 and vulkan["pte_size"] > 0
+    assert "VulkanBackend" in vulkan["error"] and "run" not in vulkan["timings"]
+    assert run.outcome("test_add[vulkan]") == "skipped"
+
     broken = one(run, "test_broken[xnnpack]")
     assert broken["status"] == "skip_invalid" and broken["stage"] == "eager"
     assert "broken on purpose" in broken["error"]
@@ -99,3 +106,41 @@ def test_statuses_of_a_real_run(run):
     assert run.report["etsuite"]["seed"] == 11
     assert run.report["etsuite"]["versions"]["executorch"]
     assert run.ret == 1
+
+
+REPRO_CASE = """
+import torch
+
+
+class AddRelu(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(x + y)
+
+
+def test_add_relu(test_runner):
+    test_runner.lower_and_run_model(AddRelu(), (torch.randn(4, 16), torch.randn(4, 16)))
+"""
+
+
+def test_repro_command_reproduces_inputs_and_outcome(pytester, run_suite):
+    """Rerunning a record's repro command (its pytest arguments) gives the same record:
+    the int8 error statistics depend on the exact inputs, so they only match if the seed
+    reproduced them."""
+    import shlex
+
+    pytester.makepyfile(test_repro=REPRO_CASE)
+    first = run_suite("--flow", "xnnpack_static_int8_per_tensor", "-p", "no:xdist")
+    (record,) = first.records()
+    assert record["outputs"][0]["max_abs_error"] > 0  # int8: error depends on the inputs
+
+    words = shlex.split(record["repro"])
+    assert words[:3] == ["tox", "-e", "xnnpack"] and words[3] == "--"
+    again = run_suite(*words[4:])
+    (repeated,) = again.records()
+    assert repeated["test_id"] == record["test_id"]
+    assert repeated["status"] == record["status"]
+    assert repeated["outputs"] == record["outputs"]
+
+    other_seed = run_suite("--flow", "xnnpack_static_int8_per_tensor", "--seed",
+                           str(record["seed"] + 1), "-p", "no:xdist")
+    assert other_seed.records()[0]["outputs"] != record["outputs"]

@@ -35,7 +35,10 @@ def _symmetric_int8(per_channel: bool, dynamic: bool):
 
 
 # Known gaps of XNNPACK itself; ops it leaves to portable kernels inherit theirs.
-XNNPACK_GAPS: dict[str, str] = {}
+XNNPACK_GAPS = {
+    "backends/suite/operators/test_prelu.py::TestPReLU::test_prelu_2d_input*":
+        "lowering prelu on a 2-D input fails in XNNPACK's ChannelsLastTaggedReshapePass",
+}
 
 
 def _xnnpack_flow(name: str, description: str, quantizer=None) -> Flow:
