@@ -81,7 +81,7 @@ def test_backend_selection_drops_other_backends_marked_tests(pytester):
 
 @pytest.mark.parametrize("option, name, listed", [
     ("--backend", "nosuch", "known backends: portable, vulkan, xnnpack"),
-    ("--flow", "xnnpack_int3", "known flows: portable, xnnpack,"),
+    ("--flow", "xnnpack_int3", "known flows: portable, vulkan, vulkan_int8_weight_only, xnnpack,"),
 ])
 def test_unknown_name_is_a_usage_error_listing_known_names(simple, option, name, listed):
     result = simple.runpytest("--collect-only", option, name)
