@@ -13,7 +13,7 @@ ARGS ?=
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
-	@for b in $(BACKENDS); do printf 'make test-%-16s run the %s flows; writes reports/%s.json and .md\n' "$$b" "$$b" "$$b"; done
+	@for b in $(BACKENDS); do printf '%-26srun the %s flows; writes reports/%s.json and .md\n' "make test-$$b" "$$b" "$$b"; done
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
 	@echo "make clean                remove reports/, .tox/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"

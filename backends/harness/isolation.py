@@ -14,6 +14,7 @@ survive fork, and using it would hang the child.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -144,11 +145,15 @@ def run_in_child(item, limit: float) -> list:
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    # Objects that exist now are never collected in the child: its garbage collector
+    # would otherwise touch (and so copy) every page of the parent's heap.
+    gc.freeze()
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
         _child_main(item, write_fd)
+    gc.unfreeze()  # the parent's own garbage stays collectable
     os.close(write_fd)
     events, timed_out = _collect_events(read_fd, pid, started + limit)
     os.close(read_fd)
