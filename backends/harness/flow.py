@@ -87,3 +87,16 @@ def _first_match(patterns: Mapping[str, str], test_case: str) -> str | None:
         if fnmatch.fnmatchcase(test_case, pattern):
             return reason
     return None
+
+
+def delegating_flow(name: str, backend: str, description: str, *, partitioners: Callable[[], list],
+                    runtime_backend: str, requires: Sequence[str], quantizer=None,
+                    expected_failures: Mapping[str, str] | None = None) -> Flow:
+    """A flow that lowers with a partitioner, with the tolerance its precision calls for:
+    fp32 when it does not quantize, int8 when it does."""
+    return Flow(
+        name=name, backend=backend, description=description, partitioners=partitioners,
+        quantizer=quantizer, tolerance=INT8_TOLERANCE if quantizer else FP32_TOLERANCE,
+        runtime_backend=runtime_backend, requires=requires,
+        expected_failures=dict(expected_failures or {}),
+    )

@@ -6,7 +6,7 @@ delegated subtest ends `lowered_not_run` after serialization: lowering coverage 
 measured. With a runtime that registers "VulkanBackend", the same flows run and compare.
 """
 
-from backends.harness.flow import FP32_TOLERANCE, INT8_TOLERANCE, Flow
+from backends.harness.flow import Flow, delegating_flow
 from backends.portable.flows import PORTABLE_KERNEL_GAPS
 
 RUNTIME_NAME = "VulkanBackend"
@@ -28,27 +28,15 @@ def _int8_weight_only_quantizer():
     return VulkanQuantizer().set_global(get_symmetric_quantization_config(is_dynamic=False))
 
 
-VULKAN = Flow(
-    name="vulkan",
-    backend="vulkan",
-    partitioners=_partitioners,
-    tolerance=FP32_TOLERANCE,
-    runtime_backend=RUNTIME_NAME,
-    requires=REQUIRES,
-    description="fp32",
-    expected_failures=dict(PORTABLE_KERNEL_GAPS),
-)
+def _vulkan_flow(name: str, description: str, quantizer=None) -> Flow:
+    return delegating_flow(
+        name, "vulkan", description, partitioners=_partitioners, quantizer=quantizer,
+        runtime_backend=RUNTIME_NAME, requires=REQUIRES, expected_failures=PORTABLE_KERNEL_GAPS,
+    )
 
-VULKAN_INT8_WEIGHT_ONLY = Flow(
-    name="vulkan_int8_weight_only",
-    backend="vulkan",
-    partitioners=_partitioners,
-    quantizer=_int8_weight_only_quantizer,
-    tolerance=INT8_TOLERANCE,
-    runtime_backend=RUNTIME_NAME,
-    requires=REQUIRES,
-    description="int8 weights, fp32 activations",
-    expected_failures=dict(PORTABLE_KERNEL_GAPS),
-)
+
+VULKAN = _vulkan_flow("vulkan", "fp32")
+VULKAN_INT8_WEIGHT_ONLY = _vulkan_flow(
+    "vulkan_int8_weight_only", "int8 weights, fp32 activations", _int8_weight_only_quantizer)
 
 FLOWS = [VULKAN, VULKAN_INT8_WEIGHT_ONLY]

@@ -6,7 +6,7 @@ Known gaps go in `expected_failures` (strict: an unexpected pass fails the run) 
 "backends/suite/operators/test_pow.py::*".
 """
 
-from backends.harness.flow import FP32_TOLERANCE, INT8_TOLERANCE, Flow
+from backends.harness.flow import Flow, delegating_flow
 from backends.portable.flows import PORTABLE_KERNEL_GAPS
 
 RUNTIME_NAME = "XnnpackBackend"
@@ -42,15 +42,9 @@ XNNPACK_GAPS = {
 
 
 def _xnnpack_flow(name: str, description: str, quantizer=None) -> Flow:
-    return Flow(
-        name=name,
-        backend="xnnpack",
-        partitioners=_partitioners,
-        quantizer=quantizer,
-        tolerance=INT8_TOLERANCE if quantizer else FP32_TOLERANCE,
-        runtime_backend=RUNTIME_NAME,
-        requires=REQUIRES,
-        description=description,
+    return delegating_flow(
+        name, "xnnpack", description, partitioners=_partitioners, quantizer=quantizer,
+        runtime_backend=RUNTIME_NAME, requires=REQUIRES,
         expected_failures={**PORTABLE_KERNEL_GAPS, **XNNPACK_GAPS},
     )
 
