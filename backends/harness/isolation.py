@@ -213,8 +213,11 @@ def _lost_child_report(item, events, status, timed_out, limit, duration):
     if internal:
         message += "\n" + internal[-1]
 
+    from backends.harness.plugin import record_for_item
+
     in_progress = list(records)
-    crash_record = _crash_record(item, verdict, last_stage, message, len(records))
+    crash_record = record_for_item(item, status=verdict, stage=last_stage,
+                                   error=tx.trim_error(message), subtest=len(records))
     if crash_record is not None:
         in_progress.append(crash_record)
     report = pytest.TestReport(
@@ -224,24 +227,8 @@ def _lost_child_report(item, events, status, timed_out, limit, duration):
         duration=duration, user_properties=[],
     )
     report.etsuite_records = in_progress
-    report.etsuite_lost = {"status": verdict, "message": message, "stage": last_stage}
     report._json_report_extra = {"metadata": {"subtests": in_progress}} if in_progress else {}
     return report
-
-
-def _crash_record(item, verdict, stage, message, subtest):
-    from backends.harness.plugin import STATE_KEY, _context, _flow_of
-    from backends.harness.runner import TestRunner
-
-    state = item.config.stash[STATE_KEY]
-    flow = _flow_of(item, state)
-    if flow is None:
-        return None
-    context, _ = _context(item, flow, state)
-    runner = TestRunner(flow, context)
-    record = runner.new_record(status=verdict, stage=stage, error=tx.trim_error(message))
-    record["subtest"] = subtest
-    return record
 
 
 def _describe_exit(status: int) -> str:

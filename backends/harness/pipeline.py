@@ -92,11 +92,11 @@ def _bump(histogram: dict, key: str) -> None:
     histogram[key] = histogram.get(key, 0) + 1
 
 
-def _quantize(model: torch.nn.Module, inputs: tuple, flow: Flow, dynamic_shapes):
+def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
+    """PT2E on the already exported graph (no second export of the eager model)."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    graph_module = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module()
-    prepared = prepare_pt2e(graph_module, flow.quantizer())
+    prepared = prepare_pt2e(exported.module(), flow.quantizer())
     prepared(*inputs)  # calibrate on the test's own inputs
     converted = convert_pt2e(prepared)
     return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)
@@ -142,7 +142,8 @@ def run_pipeline(
             "export", lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
         )
         if flow.quantizes:
-            exported = timer.run("quantize", lambda: _quantize(model, inputs, flow, dynamic_shapes))
+            exported = timer.run(
+                "quantize", lambda: _quantize(exported, inputs, flow, dynamic_shapes))
         _lower_run_compare(exported, inputs, expected, flow, tolerance, timer, result)
     except StageError as failure:
         result["stage"] = failure.stage
@@ -246,7 +247,7 @@ def _warm_up(model, inputs, flows: list[Flow]) -> None:
 
             exported = torch.export.export(model, inputs)
             if flow.quantizes:
-                exported = _quantize(model, inputs, flow, None)
+                exported = _quantize(exported, inputs, flow, None)
             to_edge_transform_and_lower(exported, partitioner=flow.partitioners()).to_executorch()
         except Exception:  # noqa: BLE001
             pass

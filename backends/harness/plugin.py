@@ -280,6 +280,17 @@ def pytest_pyfunc_call(pyfuncitem):
     return result
 
 
+def record_for_item(item, **fields) -> dict | None:
+    """A record with the item's identity (test id, flow, seed, repro) and `fields`, for
+    results that no subtest produced: collection-time skips, crashes, timeouts."""
+    state = item.config.stash[STATE_KEY]
+    flow = _flow_of(item, state)
+    if flow is None:
+        return None
+    context, _ = _context(item, flow, state)
+    return TestRunner(flow, context).new_record(**fields)
+
+
 def records_for(item) -> list[dict]:
     """Records to attach to this item's report: the runner's, or the status the item
     got at collection (skip_unsupported / unavailable)."""
@@ -287,13 +298,10 @@ def records_for(item) -> list[dict]:
     if runner is not None:
         return list(runner.records)
     collected = item.stash.get(COLLECTION_STATUS_KEY, None)
-    state = item.config.stash[STATE_KEY]
-    flow = _flow_of(item, state)
-    if collected is None or flow is None:
+    if collected is None:
         return []
-    context, _ = _context(item, flow, state)
-    placeholder = TestRunner(flow, context)
-    return [placeholder.new_record(status=collected[0], error=collected[1])]
+    record = record_for_item(item, status=collected[0], error=collected[1])
+    return [record] if record is not None else []
 
 
 @pytest.hookimpl(wrapper=True)

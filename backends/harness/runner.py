@@ -33,9 +33,11 @@ class TestRunner:
         self._on_progress = on_progress
 
     def new_record(self, **fields) -> dict:
+        """A record with this test's identity; `subtest` defaults to the next index."""
         ctx = self.context
+        fields.setdefault("subtest", len(self.records))
         return tx.empty_record(
-            test_id=ctx.test_id, test_case=ctx.test_case, subtest=len(self.records),
+            test_id=ctx.test_id, test_case=ctx.test_case,
             suite=ctx.suite, backend=self.flow.backend, flow=self.flow.name,
             params=dict(ctx.params), seed=ctx.seed, repro=ctx.repro, **fields,
         )
