@@ -2,37 +2,64 @@
 #   make test            the project's own tests
 #   make test-xnnpack    every XNNPACK flow over the suites -> reports/xnnpack.json + .md
 #   make summary         merge reports/ (or REPORTS="a.json dir/") -> reports/summary.md
+# Backends are the folders backends/<name>/ that hold a flows.py: nothing to add here.
 PYTHON ?= python3
 TOOLS := .tools
 TOX := $(TOOLS)/bin/tox
-BACKENDS := portable xnnpack vulkan
+BACKENDS := $(sort $(patsubst backends/%/flows.py,%,$(wildcard backends/*/flows.py)))
 REPORTS ?= reports
 ARGS ?=
 
-.PHONY: help test summary clean $(addprefix test-,$(BACKENDS))
+# uv (through tox-uv) does not read pip's configuration: hand it pip's find-links, so a
+# machine with local wheels (e.g. a CPU build of torch) uses them.
+PIP_FIND_LINKS_CONFIG := $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
+ifneq ($(PIP_FIND_LINKS_CONFIG),)
+export UV_FIND_LINKS ?= $(PIP_FIND_LINKS_CONFIG)
+endif
+
+.PHONY: help test test-all summary update-expectations clean test-%
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
 	@for b in $(BACKENDS); do printf '%-26srun the %s flows; writes reports/%s.json and .md\n' "make test-$$b" "$$b" "$$b"; done
+	@echo "make test-all             every backend above (unavailable ones reported as such), then make summary"
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
+	@echo "make update-expectations BACKEND=<name>"
+	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
 	@echo "make clean                remove reports/, .tox/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
 $(TOX):
 	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet "tox>=4.11"
+	$(TOOLS)/bin/pip install --quiet "tox==4.67.15" "tox-uv==1.37.1"
 
 test: $(TOX)
 	$(TOX) -e test -- $(or $(ARGS),test)
 
-$(addprefix test-,$(BACKENDS)): test-%: $(TOX)
+test-%: $(TOX)
+	@if [ -z "$(filter $*,$(BACKENDS))" ]; then \
+	  echo "make: unknown backend '$*'; known backends: $(BACKENDS)" >&2; exit 2; fi
 	@mkdir -p reports
 	$(TOX) -e $* -- $(ARGS); status=$$?; \
 	$(TOX) -e summary -- $(or $(wildcard reports/$*.json reports/$*.partial.jsonl),reports/$*.json) --output reports/$*.md; \
 	exit $$status
 
+# Every backend, one after the other; a backend that cannot run here still writes its
+# report (its flows listed as unavailable) instead of stopping the others.
+test-all: $(TOX)
+	@failed=""; for b in $(BACKENDS); do \
+	  $(MAKE) --no-print-directory test-$$b ARGS="--allow-unavailable $(ARGS)" || failed="$$failed $$b"; \
+	done; \
+	$(MAKE) --no-print-directory summary; \
+	if [ -n "$$failed" ]; then echo "make test-all: backends with failures:$$failed" >&2; exit 1; fi
+
 summary: $(TOX)
 	$(TOX) -e summary -- $(REPORTS) --output reports/summary.md
+
+update-expectations: $(TOX)
+	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
+	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
+	$(TOX) -e expectations -- update --backend $(BACKEND)
 
 clean:
 	rm -rf reports .tox $(TOOLS)

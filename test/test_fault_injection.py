@@ -13,8 +13,8 @@ import time
 import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
-from tools import reports
-from tools.summary import main as summary_main
+from etsuite.tools import reports
+from etsuite.tools.summary import main as summary_main
 
 FAULTS = """
 import ctypes
@@ -126,8 +126,10 @@ def test_every_fault_contained_and_reported(faulty_project, run_suite, mode):
     assert "SIGSEGV" in call_text(run, "test_segfault")
     assert "SIGABRT" in call_text(run, "test_abort")
     assert "exited with code 3" in call_text(run, "test_exit_3")
-    assert "[fail_timeout] exceeded its time limit of 4s" in call_text(run, "test_native_sleep")
-    assert "[fail_timeout]" in call_text(run, "test_python_loop")
+    assert "fail_timeout: exceeded its time limit of 4s" in call_text(run, "test_native_sleep")
+    assert "fail_timeout: " in call_text(run, "test_python_loop")
+    (lost,) = run.records("test_segfault")  # a plain test's lost child is a record too
+    assert (lost["status"], lost["flow"]) == ("fail_crash", None) and "SIGSEGV" in lost["error"]
     assert "fixture broke on purpose" in json.dumps(run.tests["test_faults.py::test_fixture_error"])
 
     (passing,) = run.records("test_add_then_crash[portable]")
@@ -146,6 +148,20 @@ def test_every_fault_contained_and_reported(faulty_project, run_suite, mode):
     markdown = faulty_project.path / "summary.md"
     assert summary_main([str(faulty_project.path / "reports"), "--output", str(markdown)]) == 0
     assert crashed["repro"] in markdown.read_text()  # the exact repro command is printed
+
+
+def test_xdist_worker_crash_without_isolation_is_a_crash_record(faulty_project, run_suite):
+    """With isolation off, the crash takes the xdist worker down; the plugin still gives
+    the test a fail_crash record, so the status never has to be parsed from text."""
+    run = run_suite("--flow", "portable", "--flow", "portable_aborting", "--isolation", "none",
+                    "-n", "1", "-k", "add_then_crash", "--seed", "8")
+    (crashed,) = run.records("test_add_then_crash[portable_aborting]")
+    assert crashed["status"] == "fail_crash" and "crashed" in crashed["error"]
+    assert crashed["flow"] == "portable_aborting" and "--seed 8" in crashed["repro"]
+    merged = reports.load_all([str(faulty_project.path / "reports" / "run.json")])
+    statuses = {r.nodeid.split("::", 1)[1]: r.status for r in merged.results}
+    assert statuses == {"test_add_then_crash[portable]": "pass",
+                        "test_add_then_crash[portable_aborting]": "fail_crash"}
 
 
 SLOW_TESTS = """

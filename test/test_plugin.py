@@ -7,11 +7,13 @@ import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
 
+from etsuite.backends.harness.registry import builtin_flows
+
 XNNPACK_FLOWS = {
     "xnnpack", "xnnpack_dynamic_int8_per_channel", "xnnpack_static_int8_per_channel",
     "xnnpack_static_int8_per_tensor",
 }
-BUILTIN_FLOWS = XNNPACK_FLOWS | {"portable", "vulkan", "vulkan_int8_weight_only"}
+BUILTIN_FLOWS = XNNPACK_FLOWS | {"portable", "vulkan", "vulkan_static_int8_per_channel"}
 
 SIMPLE_TEST = """
 def test_op(test_runner):
@@ -44,7 +46,8 @@ def test_markers_registered_for_every_flow_and_backend(pytester):
 
 def test_test_runner_expands_once_per_flow(simple):
     result = simple.runpytest("--collect-only", "-q")
-    assert collected_flows(result) == BUILTIN_FLOWS
+    assert collected_flows(result) == {f.name for f in builtin_flows()}
+    assert BUILTIN_FLOWS <= collected_flows(result)
     assert "test_simple.py::test_plain" in result.stdout.str()
 
 
@@ -80,8 +83,8 @@ def test_backend_selection_drops_other_backends_marked_tests(pytester):
 
 
 @pytest.mark.parametrize("option, name, listed", [
-    ("--backend", "nosuch", "known backends: portable, vulkan, xnnpack"),
-    ("--flow", "xnnpack_int3", "known flows: portable, vulkan, vulkan_int8_weight_only, xnnpack,"),
+    ("--backend", "nosuch", "known backends: " + ", ".join(sorted({f.backend for f in builtin_flows()}))),
+    ("--flow", "xnnpack_int3", "known flows: " + ", ".join(sorted(f.name for f in builtin_flows()))),
 ])
 def test_unknown_name_is_a_usage_error_listing_known_names(simple, option, name, listed):
     result = simple.runpytest("--collect-only", option, name)
@@ -125,6 +128,26 @@ def test_flows_from_a_conftest_hook_and_unavailable_reason(pytester):
     assert "SKIPPED" in text and "unavailable: python module 'no_such_vendor_sdk'" in text
 
 
+def test_an_unavailable_backend_asked_for_exits_7_and_still_reports(pytester):
+    pytester.makeconftest(TEST_FLOWS_CONFTEST)
+    pytester.makepyfile(test_simple=SIMPLE_TEST)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess("--backend", "missing_sdk", "-k", "test_op", "--json-report",
+                                           f"--json-report-file={report}")
+    assert result.ret == 7
+    stderr = result.stderr.str()
+    assert "backend missing_sdk, flow needs_sdk cannot run on this host: python module " \
+           "'no_such_vendor_sdk' is not installed; to enable it: pip install no-such-vendor-sdk" in stderr
+    (test,) = json.loads(report.read_text())["tests"]
+    assert test["metadata"]["subtests"][0]["status"] == "unavailable"
+    allowed = pytester.runpytest_subprocess("--backend", "missing_sdk", "-k", "test_op",
+                                            "--allow-unavailable")
+    assert allowed.ret == 0 and "cannot run on this host" in allowed.stderr.str()
+    # Not asked for by name (a run of every flow): reported, never an exit code of its own.
+    everything = pytester.runpytest_subprocess("-k", "test_plain")
+    assert everything.ret == 0
+
+
 INPUT_PROBE = """
 import json, os, torch
 
@@ -141,7 +164,8 @@ def test_inputs_identical_across_flows_and_reproduced_by_seed(pytester, monkeypa
     def draw(seed):
         probe_dir = pytester.mkdir(f"probe_{seed}_{len(list(pytester.path.iterdir()))}")
         monkeypatch.setenv("PROBE_DIR", str(probe_dir))
-        result = pytester.runpytest_subprocess("--seed", str(seed), "-p", "no:xdist")
+        result = pytester.runpytest_subprocess("--seed", str(seed), "-p", "no:xdist", "--backend",
+                                               "portable", "--backend", "xnnpack", "--backend", "vulkan")
         assert result.ret == 0, result.stdout.str()
         return {p.stem: json.loads(p.read_text()) for p in probe_dir.iterdir()}
 

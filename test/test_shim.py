@@ -4,7 +4,7 @@ and yields the same records as the equivalent function-style test."""
 SHIM_STYLE = """
 import torch
 
-from backends.harness.shim import OperatorTest, dtype_test, operator_test
+from etsuite.backends.harness.shim import OperatorTest, dtype_test, operator_test
 
 
 class Mul(torch.nn.Module):
@@ -41,7 +41,7 @@ class TestMul:
 
     def test_mul_ones(self, test_runner):
         record = test_runner.lower_and_run_model(Mul(), (torch.ones(2), torch.ones(2)))
-        assert record["flow"] == test_runner.flow.name
+        assert record.flow == test_runner.flow.name
 """
 
 ARGS = ("--backend", "portable", "--flow", "xnnpack", "--seed", "5", "-p", "no:xdist")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.harness import taxonomy as tx
-from tools import reports, summary
+from etsuite.backends.harness import contract as ct
+from etsuite.tools import reports, summary
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -40,7 +40,7 @@ def _stream_version(version) -> str:
     return "\n".join([json.dumps(header)] + STREAM[1:])
 
 
-FACTS = json.loads(REAL)[tx.REPORT_KEY]
+FACTS = json.loads(REAL)[ct.REPORT_KEY]
 CASES = {
     "empty.json": ("", "empty file"),
     "blank.json": ("\n  \n", "empty file"),
@@ -51,14 +51,14 @@ CASES = {
     "summary-only.json": (
         json.dumps({k: v for k, v in json.loads(REAL).items() if k != "tests"}),
         "a pytest-json-report without per-test results (written with --json-report-summary?)"),
-    "future.json": (_report(**{tx.REPORT_KEY: dict(FACTS, schema_version=2)}),
+    "future.json": (_report(**{ct.REPORT_KEY: dict(FACTS, schema_version=2)}),
                     "unknown schema version 2 (this tool reads version 1)"),
-    "unversioned.json": (_report(**{tx.REPORT_KEY: {"seed": 1}}),
+    "unversioned.json": (_report(**{ct.REPORT_KEY: {"seed": 1}}),
                          "unknown schema version None (this tool reads version 1)"),
     "bad-outcome.json": (_with_first_test(outcome="meh"),
                          f"tests[0] ({FIRST_TEST}) has unknown outcome 'meh'"),
     "bad-status.json": (_with_record_status("fail_sometimes"),
-                        f"{FIRST_TEST}: a subtest record has unknown status 'fail_sometimes'"),
+                        f"{FIRST_TEST}: a subtest record is invalid: unknown status 'fail_sometimes'"),
     "future.partial.jsonl": (_stream_version(2),
                              "unknown schema version 2 (this tool reads version 1)"),
     "notastream.partial.jsonl": ("\n".join(STREAM[1:]),

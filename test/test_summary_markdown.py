@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from backends.harness import taxonomy as tx
-from tools import markdown, reports, signature, tally
-from tools import status as st
-from tools.budget import Section, assemble, fit, parse_size, size
-from tools.compare import compare
+from etsuite.backends.harness.contract import Status
+from etsuite.tools import markdown, reports, signature, tally
+from etsuite.tools import status as st
+from etsuite.tools.budget import Section, assemble, fit, parse_size, size
+from etsuite.tools.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -132,10 +132,10 @@ def test_a_selected_flow_without_tests_is_still_listed():
 # ---------------------------------------------------------------- matrix, failures
 
 def test_matrix_cells_are_compact():
-    assert markdown.matrix_cell(Counter({tx.PASS: 1})) == "✅"
-    assert markdown.matrix_cell(Counter({tx.FAIL_LOWER: 2, tx.PASS: 3})) == "✅ ×3, ❌ lower ×2"
+    assert markdown.matrix_cell(Counter({Status.PASS: 1})) == "✅"
+    assert markdown.matrix_cell(Counter({Status.FAIL_LOWER: 2, Status.PASS: 3})) == "✅ ×3, ❌ lower ×2"
     assert markdown.matrix_cell(None) == ""
-    assert set(markdown.CELL) == set(st.TEST_STATUSES)
+    assert set(markdown.CELL) == set(Status)
 
 
 def test_the_matrix_has_one_row_per_case_and_one_column_per_flow():
@@ -175,7 +175,7 @@ def test_each_failure_has_its_repro_command():
     assert text.count("Repro:\n```sh\n") == len(failing) == 10
     by_id = {r.nodeid: r for r in merged.results}
     crash = by_id["test/data/reports/src/outcome_cases.py::test_crash_in_runner[portable]"]
-    assert tally.repro(crash) == crash.records[1]["repro"]
+    assert tally.repro(crash) == crash.records[1].repro
     # No records: built from the node id and the run's seed, the harness's way.
     setup_error = by_id["test/data/reports/src/outcome_cases.py::test_setup_error[portable]"]
     assert tally.repro(setup_error) == (

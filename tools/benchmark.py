@@ -1,7 +1,7 @@
 """Benchmark: seconds per subtest of this suite against the suite in the executorch wheel,
 and of fork isolation against none, measured in one run on the same machine.
 
-    python -m tools.benchmark [--ops add,linear,conv2d,relu,cat] [--flow xnnpack] [-n 0]
+    python -m etsuite.tools.benchmark [--ops add,linear,conv2d,relu,cat] [--flow xnnpack] [-n 0]
 
 Each configuration runs the operator modules of the same names in a fresh pytest
 process (so every run pays its own imports), reads the subtest count from the JSON

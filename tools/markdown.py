@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import tabulate as tabulate_module
 
-from backends.harness import taxonomy as tx
-from tools import status as st
-from tools import tally
-from tools.budget import Section
-from tools.compare import Changes
-from tools.reports import Merged, TestResult
-from tools.signature import message_line
+from etsuite.backends.harness.contract import Status, trim_error
+from etsuite.tools import status as st
+from etsuite.tools import tally
+from etsuite.tools.budget import Section
+from etsuite.tools.baseline_diff import Changes
+from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools.signature import message_line
 
 DEFAULT_TITLE = "ExecuTorch backend test report"
 ERROR_SHOWN = 800        # characters of an error shown in a failure block
@@ -29,25 +29,25 @@ ERROR_IN_TABLE = 120     # characters of an error shown in a table cell
 
 # Support-matrix cells: one short mark per status.
 CELL = {
-    tx.PASS: "✅",
-    tx.PASS_UNDELEGATED: "🟡",
-    tx.FAIL_QUANTIZE: "❌ quantize",
-    tx.FAIL_LOWER: "❌ lower",
-    tx.FAIL_SERIALIZE: "❌ serialize",
-    tx.FAIL_LOAD: "❌ load",
-    tx.FAIL_RUN: "❌ run",
-    tx.FAIL_MISMATCH: "❌ mismatch",
-    tx.FAIL_CRASH: "💥 crash",
-    tx.FAIL_TIMEOUT: "⏰ timeout",
-    st.FAIL_TEST: "❌ test",
-    st.ERROR: "❗ error",
-    tx.XPASS: "❗ xpass",
-    tx.XFAIL: "➖ xfail",
-    tx.SKIP_INVALID: "⏩ invalid",
-    tx.SKIP_UNSUPPORTED: "⏩",
-    st.SKIP: "⏩",
-    tx.LOWERED_NOT_RUN: "📦",
-    tx.UNAVAILABLE: "🚫",
+    Status.PASS: "✅",
+    Status.PASS_UNDELEGATED: "🟡",
+    Status.FAIL_QUANTIZE: "❌ quantize",
+    Status.FAIL_LOWER: "❌ lower",
+    Status.FAIL_SERIALIZE: "❌ serialize",
+    Status.FAIL_LOAD: "❌ load",
+    Status.FAIL_RUN: "❌ run",
+    Status.FAIL_MISMATCH: "❌ mismatch",
+    Status.FAIL_CRASH: "💥 crash",
+    Status.FAIL_TIMEOUT: "⏰ timeout",
+    Status.FAIL_TEST: "❌ test",
+    Status.ERROR: "❗ error",
+    Status.XPASS: "❗ xpass",
+    Status.XFAIL: "➖ xfail",
+    Status.SKIP_INVALID: "⏩ invalid",
+    Status.SKIP_UNSUPPORTED: "⏩",
+    Status.SKIP: "⏩",
+    Status.LOWERED_NOT_RUN: "📦",
+    Status.UNAVAILABLE: "🚫",
 }
 LEGEND = ("✅ pass · 🟡 pass, but the backend took no node · ❌ failed at the named stage · "
           "💥 crash · ⏰ timeout · ❗ error in setup/teardown or unexpected pass · "
@@ -147,7 +147,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     counts = Counter(r.status for r in results)
     passing = sum(counts[s] for s in st.PASSING)
     failing = sum(counts[s] for s in st.FAILING)
-    xfail = counts[tx.XFAIL]
+    xfail = counts[Status.XFAIL]
     other = len(results) - passing - failing - xfail
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
@@ -246,7 +246,7 @@ def matrix_cell(statuses: Counter | None) -> str:
     if not statuses:
         return ""
     marks = []
-    for status in st.TEST_STATUSES:
+    for status in Status:
         if statuses[status]:
             count = statuses[status]
             marks.append(CELL[status] + (f" ×{count}" if count > 1 else ""))
@@ -295,7 +295,7 @@ def failure_block(number: int, result: TestResult, found) -> str:
         subtest = f"subtest {failure.subtest}: " if failure.subtest is not None else ""
         stage = f" at {failure.stage}" if failure.stage else ""
         lines.append(f"\n{subtest}{failure.status}{stage}\n")
-        lines.append(fenced(tx.trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
+        lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
 

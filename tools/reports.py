@@ -17,13 +17,14 @@ from __future__ import annotations
 import glob
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from backends.harness import taxonomy as tx
-from tools import status as st
+from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract import RecordError, Status, SubtestRecord
+from etsuite.tools import status as st
 
-STREAM_SUFFIX = ".partial.jsonl"
-REPORT_SUFFIX = ".json"
+STREAM_SUFFIX = ct.STREAM_SUFFIX
+REPORT_SUFFIX = ct.REPORT_SUFFIX
 UNEXPECTED_PASS = "passed, but it is marked xfail"
 
 
@@ -71,20 +72,23 @@ class TestResult:
     backend: str | None
     outcome: str               # pytest's category: passed, failed, error, skipped, ...
     phase: str | None          # where a non-passing outcome came from (setup, call, ...)
-    records: list[dict]
+    records: list[SubtestRecord]
     longrepr: str | None
     duration: float
     run: Run
-    status: str = field(init=False)
+    # Set only when the reader knows better than the outcome (a test a killed session
+    # was running); otherwise derived from the outcome and the records.
+    status: Status | None = None
 
     def __post_init__(self):
-        self.status = st.classify(self.outcome, self.records, self.longrepr)
+        if self.status is None:
+            self.status = st.classify(self.outcome, self.records, self.longrepr)
 
     @property
     def seed(self):
         for record in self.records:
-            if record.get("seed") is not None:
-                return record["seed"]
+            if record.seed is not None:
+                return record.seed
         return self.run.seed
 
 
@@ -171,11 +175,11 @@ def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
 
 
 def _check_facts(path: str, facts, version) -> dict:
-    if version != tx.SCHEMA_VERSION:
+    if version != ct.SCHEMA_VERSION:
         raise BadInput(path, f"unknown schema version {version!r} "
-                             f"(this tool reads version {tx.SCHEMA_VERSION})")
+                             f"(this tool reads version {ct.SCHEMA_VERSION})")
     if not isinstance(facts, dict):
-        raise BadInput(path, f"'{tx.REPORT_KEY}' facts are not an object")
+        raise BadInput(path, f"'{ct.REPORT_KEY}' facts are not an object")
     return facts
 
 
@@ -191,8 +195,8 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
         raise BadInput(path, "a pytest-json-report without per-test results "
                              "(written with --json-report-summary?)")
     facts = None
-    if tx.REPORT_KEY in data:
-        raw = data[tx.REPORT_KEY]
+    if ct.REPORT_KEY in data:
+        raw = data[ct.REPORT_KEY]
         version = raw.get("schema_version") if isinstance(raw, dict) else None
         facts = _check_facts(path, raw, version)
     created, duration = data.get("created"), data.get("duration")
@@ -262,23 +266,27 @@ def _collection_errors(collectors: list, run: Run) -> list[TestResult]:
     return found
 
 
-def _checked_records(path: str, nodeid: str, records) -> list[dict]:
+def _checked_records(path: str, nodeid: str, records) -> list[SubtestRecord]:
     if not isinstance(records, list):
         raise BadInput(path, f"{nodeid}: subtests are not a list")
+    checked = []
     for record in records:
-        if not isinstance(record, dict) or record.get("status") not in tx.ALL_STATUSES:
-            status = record.get("status") if isinstance(record, dict) else record
-            raise BadInput(path, f"{nodeid}: a subtest record has unknown status {status!r}")
-    return records
+        try:
+            checked.append(SubtestRecord.from_dict(record))
+        except RecordError as error:
+            raise BadInput(path, f"{nodeid}: a subtest record is invalid: {error}")
+    return checked
 
 
-def _new_result(nodeid, outcome, phase, records, longrepr, duration, run) -> TestResult:
-    flow = next((r.get("flow") for r in records if r.get("flow")), None) or \
+def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
+                status: Status | None = None) -> TestResult:
+    flow = next((r.flow for r in records if r.flow), None) or \
         _flow_from_nodeid(nodeid, run.flows())
-    backend = next((r.get("backend") for r in records if r.get("backend")), None) or \
+    backend = next((r.backend for r in records if r.backend), None) or \
         (run.flows().get(flow) or {}).get("backend")
     return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
-                      records=records, longrepr=longrepr, duration=duration, run=run)
+                      records=records, longrepr=longrepr, duration=duration, run=run,
+                      status=status)
 
 
 def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
@@ -304,21 +312,22 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
                 break  # a killed writer's last line
             raise BadInput(path, f"line {number} is not valid JSON: {error.msg}")
     header = entries[0] if entries else None
-    if not isinstance(header, dict) or "etsuite_stream" not in header:
+    if not isinstance(header, dict) or ct.STREAM_HEADER not in header:
         raise BadInput(path, "not a results stream (no 'etsuite_stream' first line)")
-    facts = _check_facts(path, header.get("facts"), header["etsuite_stream"])
-    finished = [e["finished"] for e in entries[1:] if isinstance(e, dict) and "finished" in e]
+    facts = _check_facts(path, header.get("facts"), header[ct.STREAM_HEADER])
+    finished = [e[ct.STREAM_FINISHED] for e in entries[1:]
+                if isinstance(e, dict) and ct.STREAM_FINISHED in e]
     started = header.get("started")
     run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
               exitcode=finished[-1] if finished else None,
               started=started if _is_number(started) else None, duration=None)
     phases_by_test: dict[str, dict] = {}
     for number, entry in enumerate(entries[1:], 2):
-        if isinstance(entry, dict) and isinstance(entry.get("start"), str) and not finished:
+        if isinstance(entry, dict) and isinstance(entry.get(ct.STREAM_START), str) and not finished:
             # With fork isolation a test reports only when it ends: in a killed session the
             # "start" line is all that names the test that was running.
-            phases_by_test.setdefault(entry["start"], {})
-        report = entry.get("report") if isinstance(entry, dict) else None
+            phases_by_test.setdefault(entry[ct.STREAM_START], {})
+        report = entry.get(ct.STREAM_REPORT) if isinstance(entry, dict) else None
         if report is None:
             continue
         if not isinstance(report, dict) or not isinstance(report.get("nodeid"), str):
@@ -353,8 +362,9 @@ def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestR
     setup_ran = phases.get("setup", {}).get("outcome") == "passed"
     if (setup_ran or not phases) and "call" not in phases:
         # The session died during this test: its call never reported.
-        message = f"[{tx.FAIL_CRASH}] the session ended while this test ran (no call report)"
-        return _new_result(nodeid, "failed", "call", records, message, duration, run)
+        message = "the session ended while this test ran (no call report)"
+        return _new_result(nodeid, "failed", "call", records, message, duration, run,
+                           status=Status.FAIL_CRASH)
     phase, longrepr = _deciding_phase(outcome, phases)
     return _new_result(nodeid, outcome, phase, records, longrepr, duration, run)
 

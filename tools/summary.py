@@ -1,4 +1,4 @@
-"""`python -m tools.summary INPUTS... --output FILE`: merge JSON reports and results
+"""`python -m etsuite.tools.summary INPUTS... --output FILE`: merge JSON reports and results
 streams into one markdown summary.
 
 Exit codes say what a CI job needs to know: 0 done, 1 the `--fail-on` condition holds
@@ -16,10 +16,10 @@ import os
 import sys
 import tempfile
 
-from tools import markdown, reports
-from tools import status as st
-from tools.budget import assemble, fit, parse_size
-from tools.compare import compare
+from etsuite.tools import markdown, reports
+from etsuite.tools import status as st
+from etsuite.tools.budget import assemble, fit, parse_size
+from etsuite.tools.baseline_diff import compare
 
 DEFAULT_INPUT = "reports"
 DEFAULT_BUDGET = 900 * 1024
@@ -37,7 +37,7 @@ def _size_arg(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.summary",
+        prog="python -m etsuite.tools.summary",
         description="Merge pytest-json-report files and results streams (*.partial.jsonl) "
                     "into one markdown summary.")
     parser.add_argument("inputs", nargs="*", metavar="INPUT",

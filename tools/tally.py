@@ -6,15 +6,13 @@ so the numbers can be tested without parsing markdown.
 
 from __future__ import annotations
 
-import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
-from backends.harness import taxonomy as tx
-from backends.harness.selection import repro_command, test_case_id
-from tools import status as st
-from tools.reports import Merged, TestResult
-from tools.signature import signature
+from etsuite.backends.harness.contract import ORDER, Status, repro_command, test_case_id
+from etsuite.tools import status as st
+from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools.signature import signature
 
 FlowKey = tuple  # (backend or None, flow or None)
 
@@ -104,8 +102,8 @@ def display_case(case: str) -> str:
 
 def case_of(result: TestResult) -> str:
     for record in result.records:
-        if record.get("test_case"):
-            return record["test_case"]
+        if record.test_case:
+            return record.test_case
     return test_case_id(result.nodeid)
 
 
@@ -125,7 +123,7 @@ class Failure:
     """One failing subtest, or a failing test that no failing record explains."""
 
     result: TestResult
-    status: str
+    status: Status
     stage: str | None
     subtest: int | None
     error: str | None
@@ -138,9 +136,8 @@ class Failure:
 def failures_of(result: TestResult) -> list[Failure]:
     if result.status not in st.FAILING:
         return []
-    found = [Failure(result, r["status"], r.get("stage"), r.get("subtest"),
-                     r.get("error") or result.longrepr)
-             for r in result.records if r["status"] in tx.FAILING]
+    found = [Failure(result, r.status, r.stage, r.subtest, r.error or result.longrepr)
+             for r in result.records if r.status in st.FAILING]
     return found or [Failure(result, result.status, result.phase, None, result.longrepr)]
 
 
@@ -156,14 +153,13 @@ def repro(result: TestResult) -> str:
     """The record's own command when there is one; else one built the same way from the
     node id and the run's seed."""
     for record in result.records:
-        if record.get("repro") and record["status"] in tx.FAILING:
-            return record["repro"]
+        if record.repro and record.status in st.FAILING:
+            return record.repro
     for record in result.records:
-        if record.get("repro"):
-            return record["repro"]
-    if result.seed is None:
-        return f"pytest {shlex.quote(result.nodeid)} -p no:xdist"
-    return repro_command(result.backend or "", result.nodeid, result.seed)
+        if record.repro:
+            return record.repro
+    tox_env = (result.run.flows().get(result.flow) or {}).get("tox_env")
+    return repro_command(tox_env, result.nodeid, result.seed)
 
 
 @dataclass
@@ -184,7 +180,7 @@ class Group:
 
     def statuses(self) -> list[str]:
         seen = {f.status for f in self.failures}
-        return [s for s in st.TEST_STATUSES if s in seen]
+        return sorted(seen, key=ORDER.__getitem__)
 
 
 def _grouped(failures: list[Failure], key) -> list[Group]:
@@ -197,7 +193,7 @@ def _grouped(failures: list[Failure], key) -> list[Group]:
 
 def by_stage(failures: list[Failure]) -> list[Group]:
     """Groups keyed (status, stage), in taxonomy order."""
-    rank = {s: i for i, s in enumerate(st.TEST_STATUSES)}
+    rank = ORDER
     groups = _grouped(failures, lambda f: (f.status, f.stage or ""))
     return sorted(groups, key=lambda g: (rank[g.key[0]], g.key[1]))
 
@@ -218,7 +214,7 @@ def slowest(results: list[TestResult], limit: int) -> list[TestResult]:
 def slowest_stage(result: TestResult) -> tuple[str, float] | None:
     totals: Counter = Counter()
     for record in result.records:
-        for stage, seconds in (record.get("timings") or {}).items():
+        for stage, seconds in record.timings.items():
             totals[stage] += seconds or 0.0
     return max(totals.items(), key=lambda item: item[1]) if totals else None
 
@@ -247,10 +243,10 @@ def coverage(results: list[TestResult], order: list[FlowKey]) -> list[Coverage]:
     for result in results:
         row = rows[flow_key(result)]
         for record in result.records:
-            if record.get("delegated_nodes") is None:
+            if record.delegated_nodes is None:
                 continue
             row.lowered += 1
-            row.delegated += record.get("delegated_nodes") or 0
-            row.undelegated += record.get("undelegated_nodes") or 0
-            row.undelegated_ops.update(record.get("undelegated_ops") or {})
+            row.delegated += record.delegated_nodes or 0
+            row.undelegated += record.undelegated_nodes or 0
+            row.undelegated_ops.update(record.undelegated_ops)
     return [row for row in rows.values() if row.lowered]

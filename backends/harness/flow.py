@@ -7,10 +7,13 @@ without the backend's SDK. The factories run only inside the pipeline.
 
 from __future__ import annotations
 
-import fnmatch
 import importlib.util
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
+
+from etsuite.backends.harness.expectations import Expectation, Expectations
+from etsuite.backends.harness.runtimes import ExecuTorchRuntime
 
 
 @dataclass(frozen=True)
@@ -42,18 +45,21 @@ class Flow:
     # Returns a PT2E quantizer; None means the flow runs in floating point.
     quantizer: Callable[[], Any] | None = None
     tolerance: Tolerance = FP32_TOLERANCE
-    # Name of the backend in the ExecuTorch runtime registry. When this host's runtime
-    # lacks it, subtests stop after serialization as `lowered_not_run`.
-    runtime_backend: str | None = None
+    # What executes the lowered program (see runtimes.py). When it cannot on this host
+    # (e.g. the ExecuTorch runtime lacks the delegate), subtests stop after serialization
+    # as `lowered_not_run`.
+    runtime: Any = ExecuTorchRuntime()
     # Python modules the flow needs; if one is missing the flow is `unavailable`.
     requires: Sequence[str] = ("torch", "executorch")
-    # fnmatch pattern on the test case id (node id without the flow) -> reason.
-    # Expected failures are strict: an unexpected pass fails the run.
-    expected_failures: Mapping[str, str] = field(default_factory=dict)
-    skips: Mapping[str, str] = field(default_factory=dict)
-    # Applied to the runtime outputs before comparison. Only for the harness's own
-    # fault-injection tests; real flows leave it None.
-    perturb_outputs: Callable[[list], list] | None = None
+    # What a user does to make an unavailable flow runnable (a package, an SDK path).
+    enable_hint: str = ""
+    # Further cheap check run once per session when the flow is selected (an SDK path in
+    # an environment variable, a simulator on PATH): returns why it cannot run, or None.
+    probe: Callable[[], str | None] | None = None
+    # Known failures, skips and must-delegate cases. For this repository's backends they
+    # come from backends/<name>/expectations.toml (see expectations.py), added by the
+    # registry; flows defined elsewhere may carry their own.
+    expectations: Expectations = field(default_factory=Expectations)
     description: str = ""
 
     @property
@@ -65,38 +71,51 @@ class Flow:
         return self.quantizer is not None
 
     def unavailable_reason(self) -> str | None:
-        """Why this flow cannot run on this host, or None. Cheap: finds, does not import."""
+        """Why this flow cannot run on this host, or None. Cheap: looks for the modules
+        on disk and imports nothing (importing a backend's package can take seconds)."""
         for module in self.requires:
-            try:
-                found = importlib.util.find_spec(module) is not None
-            except (ImportError, ValueError):
-                found = False
-            if not found:
+            if not module_on_disk(module):
                 return f"python module '{module}' is not installed"
-        return None
-
-    def expected_failure(self, test_case: str) -> str | None:
-        return _first_match(self.expected_failures, test_case)
-
-    def skip_reason(self, test_case: str) -> str | None:
-        return _first_match(self.skips, test_case)
+        return self.probe() if self.probe is not None else None
 
 
-def _first_match(patterns: Mapping[str, str], test_case: str) -> str | None:
-    for pattern, reason in patterns.items():
-        if fnmatch.fnmatchcase(test_case, pattern):
-            return reason
-    return None
+
+def module_on_disk(dotted: str) -> bool:
+    """Whether `dotted` can be imported, judged without importing its parent packages:
+    find the top-level package, then walk the folders."""
+    top, *rest = dotted.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    if not rest:
+        return True
+    for location in spec.submodule_search_locations or []:
+        folder = Path(location).joinpath(*rest[:-1])
+        leaf = rest[-1]
+        if (folder / leaf).is_dir() or (folder / f"{leaf}.py").is_file() \
+                or any(folder.glob(f"{leaf}.*.so")):
+            return True
+    return False
 
 
 def delegating_flow(name: str, backend: str, description: str, *, partitioners: Callable[[], list],
                     runtime_backend: str, requires: Sequence[str], quantizer=None,
-                    expected_failures: Mapping[str, str] | None = None) -> Flow:
+                    expected_failures: Mapping[str, str] | None = None,
+                    enable_hint: str = "") -> Flow:
     """A flow that lowers with a partitioner, with the tolerance its precision calls for:
-    fp32 when it does not quantize, int8 when it does."""
+    fp32 when it does not quantize, int8 when it does. `expected_failures` (case pattern
+    -> reason, any failing status) is for flows defined outside this repository; ours
+    keep theirs in expectations.toml."""
+    entries = tuple(
+        Expectation(kind="fail", flows=(name,), case=pattern, reason=reason,
+                    source=f"{backend} flows.py")
+        for pattern, reason in (expected_failures or {}).items())
     return Flow(
         name=name, backend=backend, description=description, partitioners=partitioners,
         quantizer=quantizer, tolerance=INT8_TOLERANCE if quantizer else FP32_TOLERANCE,
-        runtime_backend=runtime_backend, requires=requires,
-        expected_failures=dict(expected_failures or {}),
+        runtime=ExecuTorchRuntime(runtime_backend), requires=requires,
+        expectations=Expectations(entries), enable_hint=enable_hint,
     )

@@ -4,9 +4,10 @@
 The parent (the pytest process, or an xdist worker) forks before the test's setup; the
 child runs the whole setup/call/teardown protocol and streams progress events (stage
 entered, subtest record done) and finally its serialized reports back through a pipe.
-If the child dies, the parent writes a `fail_crash` report with the records received so
-far; if it outlives its time limit, the parent kills it (SIGKILL works on native code,
-unlike a Python signal handler) and writes `fail_timeout`.
+If the child dies (`fail_crash`) or outlives its time limit (the parent kills it with
+SIGKILL, which works on native code, unlike a Python signal handler: `fail_timeout`), the
+parent calls the `pytest_etsuite_child_lost` hook with the records received so far, and
+the plugin makes the report. This module imports nothing of the plugin.
 
 The child sets torch to one intra-op thread: the OpenMP pool of the parent does not
 survive fork, and using it would hang the child.
@@ -14,6 +15,7 @@ survive fork, and using it would hang the child.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -26,20 +28,31 @@ import traceback
 import pytest
 from _pytest.runner import runtestprotocol
 
-from backends.harness import taxonomy as tx
+from etsuite.backends.harness.contract import Status, trim_error
 
 PROGRESS_KEY = pytest.StashKey[object]()
 DEFAULT_TIME_LIMITS = ("backends/suite/models/=1200", "=300")
-KILL_GRACE_SECONDS = 1.0
+TIME_LIMITS_INI = "etsuite_time_limits"
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}")
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"wants a positive number of seconds, got {text!r}")
+    return value
 
 
 def addoption(group, parser):
     group.addoption("--isolation", choices=("fork", "none"), default=None,
                     help="run each test in a forked child (default where fork exists) "
                          "or in the pytest process itself (none: no crash or hang protection)")
-    group.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
+    group.addoption("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                     help="time limit of every test, overriding suite defaults and markers")
-    parser.addini("etsuite_time_limits", type="linelist", default=list(DEFAULT_TIME_LIMITS),
+    parser.addini(TIME_LIMITS_INI, type="linelist", default=list(DEFAULT_TIME_LIMITS),
                   help="per-suite default time limits, 'path/prefix/=SECONDS' per line; "
                        "the longest matching prefix wins, '=SECONDS' is the fallback")
 
@@ -47,6 +60,40 @@ def addoption(group, parser):
 def register_markers(config):
     config.addinivalue_line(
         "markers", "time_limit(seconds): this test's time limit under fork isolation")
+
+
+class SettingError(ValueError):
+    """A bad setting, with where it came from; the plugin turns it into a usage error."""
+
+
+def parse_time_limits(config) -> list[tuple[str, float]]:
+    """The ini lines as (path prefix, seconds), longest prefix first. Raises SettingError
+    naming the bad line and the file it came from."""
+    where = f"{TIME_LIMITS_INI} in {config.inipath or 'the ini file'}"
+    parsed = []
+    for line in config.getini(TIME_LIMITS_INI):
+        prefix, equals, seconds = line.rpartition("=")
+        if not equals:
+            raise SettingError(f"{where}: line {line!r} is not 'path/prefix/=SECONDS'")
+        try:
+            parsed.append((prefix.strip(), _seconds(seconds.strip())))
+        except argparse.ArgumentTypeError as error:
+            raise SettingError(f"{where}: line {line!r} {error}") from None
+    return sorted(parsed, key=lambda entry: -len(entry[0]))
+
+
+def check_time_limit_marker(item) -> None:
+    """A time_limit marker takes one positive number of seconds; raises SettingError."""
+    marker = item.get_closest_marker("time_limit")
+    if marker is None:
+        return
+    if len(marker.args) != 1 or marker.kwargs:
+        raise SettingError(f"{item.nodeid}: @pytest.mark.time_limit takes exactly one "
+                           f"number of seconds, got args={marker.args!r} kwargs={marker.kwargs!r}")
+    try:
+        _seconds(str(marker.args[0]))
+    except argparse.ArgumentTypeError as error:
+        raise SettingError(f"{item.nodeid}: @pytest.mark.time_limit {error}") from None
 
 
 def isolation_mode(config) -> str:
@@ -65,49 +112,39 @@ def header_line(config) -> str:
     return "etsuite: isolation none (a crash ends the session, hangs are not interrupted)"
 
 
-def time_limit(item) -> float:
-    """--time-limit, else the test's time_limit marker, else the suite default."""
-    if item.config.option.time_limit:
-        return item.config.option.time_limit
-    marker = item.get_closest_marker("time_limit")
-    if marker is not None:
-        return float(marker.args[0])
-    path = item.nodeid.split("::", 1)[0]
-    best_prefix, best = -1, 300.0
-    for line in item.config.getini("etsuite_time_limits"):
-        prefix, _, seconds = line.rpartition("=")
-        if path.startswith(prefix.strip()) and len(prefix) > best_prefix:
-            best_prefix, best = len(prefix), float(seconds)
-    return best
-
-
 def progress_sink(item):
     """Where the test's runner sends progress events: the pipe in a forked child."""
     return item.stash.get(PROGRESS_KEY, lambda event: None)
 
 
 class IsolationPlugin:
-    def __init__(self, config):
+    """Registered by the plugin only when isolation is on. `warm_up` is called once, in
+    the parent, before the first test that uses the harness is forked."""
+
+    def __init__(self, config, time_limits: list[tuple[str, float]], warm_up):
         self.config = config
+        self.time_limits = time_limits
+        self.warm_up = warm_up
         self.warmed_up = False
 
-    def _warm_up_once(self, item) -> None:
-        if self.warmed_up or "test_runner" not in getattr(item, "fixturenames", ()):
-            return
-        self.warmed_up = True
-        from backends.harness.pipeline import warm_up
-        from backends.harness.plugin import STATE_KEY
-
-        warm_up(self.config.stash[STATE_KEY].selected)
+    def time_limit(self, item) -> float:
+        """--time-limit, else the test's time_limit marker, else the suite default."""
+        if self.config.option.time_limit:
+            return self.config.option.time_limit
+        marker = item.get_closest_marker("time_limit")
+        if marker is not None:
+            return float(marker.args[0])
+        path = item.nodeid.split("::", 1)[0]
+        return next((s for prefix, s in self.time_limits if path.startswith(prefix)), 300.0)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        if isolation_mode(self.config) != "fork":
-            return None
-        self._warm_up_once(item)
+        if not self.warmed_up and "test_runner" in getattr(item, "fixturenames", ()):
+            self.warmed_up = True
+            self.warm_up()
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-        for report in run_in_child(item, time_limit(item)):
+        for report in run_in_child(item, self.time_limit(item)):
             ihook.pytest_runtest_logreport(report=report)
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
@@ -192,7 +229,7 @@ def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool
 
 
 def _lost_child_report(item, events, status, timed_out, limit, duration):
-    """The child ended without reporting: build the call report and its records."""
+    """The child ended without reporting: say how, and let the plugin make the report."""
     records = [e["record"] for e in events if e["event"] == "record"]
     # Only a stage entered after the last finished subtest tells where the child died.
     last_stage = None
@@ -203,32 +240,18 @@ def _lost_child_report(item, events, status, timed_out, limit, duration):
             last_stage = event["stage"]
     internal = [e["text"] for e in events if e["event"] == "internal_error"]
     if timed_out:
-        verdict = tx.FAIL_TIMEOUT
+        verdict = Status.FAIL_TIMEOUT
         message = f"exceeded its time limit of {limit:g}s"
     else:
-        verdict = tx.FAIL_CRASH
+        verdict = Status.FAIL_CRASH
         message = _describe_exit(status)
     if last_stage:
         message += f" (last stage entered: {last_stage})"
     if internal:
         message += "\n" + internal[-1]
-
-    from backends.harness.plugin import record_for_item
-
-    in_progress = list(records)
-    crash_record = record_for_item(item, status=verdict, stage=last_stage,
-                                   error=tx.trim_error(message), subtest=len(records))
-    if crash_record is not None:
-        in_progress.append(crash_record)
-    report = pytest.TestReport(
-        nodeid=item.nodeid, location=item.location,
-        keywords={k: 1 for k in item.keywords}, outcome="failed",
-        longrepr=f"[{verdict}] {message}", when="call", sections=[],
-        duration=duration, user_properties=[],
-    )
-    report.etsuite_records = in_progress
-    report._json_report_extra = {"metadata": {"subtests": in_progress}} if in_progress else {}
-    return report
+    return item.config.hook.pytest_etsuite_child_lost(
+        item=item, status=verdict, message=trim_error(message), stage=last_stage,
+        records=records, duration=duration)
 
 
 def _describe_exit(status: int) -> str:

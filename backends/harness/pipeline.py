@@ -2,7 +2,7 @@
 
 eager reference -> export -> quantize (if the flow does) -> lower (partitioner) ->
 to_executorch + serialize -> load -> run -> compare. Each stage is timed; the first stage
-that raises decides the status (see `taxonomy.STAGE_FAILURE`). A model whose eager run or
+that raises decides the status (see `contract.STAGE_FAILURE`). A model whose eager run or
 export raises is the test's fault, not the backend's: `skip_invalid`.
 """
 
@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 import torch
 
-from backends.harness import taxonomy as tx
-from backends.harness.compare import compare_outputs, flatten_tensors
-from backends.harness.flow import Flow, Tolerance
+from etsuite.backends.harness.contract import STAGE_FAILURE, Status, trim_error
+from etsuite.backends.harness.flow import Flow, Tolerance
+from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
+from etsuite.backends.harness.runtimes import LoweredProgram
 
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
@@ -56,7 +57,7 @@ class _Timer:
 
 def _error_text(error: BaseException) -> str:
     lines = traceback.format_exception_only(type(error), error)
-    return tx.trim_error("".join(lines))
+    return trim_error("".join(lines))
 
 
 def count_delegation(exported_program) -> tuple[dict, dict]:
@@ -102,19 +103,6 @@ def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
     return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)
 
 
-def _runtime_has_backend(name: str) -> bool:
-    from executorch.runtime import Runtime
-
-    return Runtime.get().backend_registry.is_available(name)
-
-
-def _load(buffer: bytes):
-    from executorch.runtime import Runtime
-
-    program = Runtime.get().load_program(buffer)
-    return program.load_method("forward")
-
-
 def run_pipeline(
     model: torch.nn.Module,
     inputs: tuple,
@@ -148,7 +136,7 @@ def run_pipeline(
     except StageError as failure:
         result["stage"] = failure.stage
         result["error"] = _error_text(failure.error)
-        result["status"] = tx.STAGE_FAILURE.get(failure.stage, tx.SKIP_INVALID)
+        result["status"] = STAGE_FAILURE[failure.stage]
     return result
 
 
@@ -179,32 +167,33 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         delegated_nodes=sum(delegated.values()),
         undelegated_nodes=sum(undelegated.values()),
     )
-    buffer = timer.run("serialize", lambda: edge.to_executorch().buffer)
-    found["pte_size"] = len(buffer)
+    executorch_program = timer.run("serialize", edge.to_executorch)
+    found["pte_size"] = len(executorch_program.buffer)
+    program = LoweredProgram(
+        pte=executorch_program.buffer, edge_program=edge,
+        delegated_nodes=found["delegated_nodes"], undelegated_nodes=found["undelegated_nodes"])
 
-    if flow.runtime_backend and found["delegated_nodes"] and not _runtime_has_backend(
-        flow.runtime_backend
-    ):
-        found["status"] = tx.LOWERED_NOT_RUN
-        found["error"] = f"this host's ExecuTorch runtime has no '{flow.runtime_backend}'"
+    runtime = flow.runtime
+    missing = runtime.missing(program)
+    if missing:
+        found.update(status=Status.LOWERED_NOT_RUN, error=missing)
         return
 
-    method = timer.run("load", lambda: _load(buffer))
+    found["runtime"] = runtime.name
+    loaded = timer.run("load", lambda: runtime.load(program))
     flat_inputs = [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
-    actual = timer.run("run", lambda: list(method.execute(flat_inputs)))
-    if flow.perturb_outputs is not None:
-        actual = flow.perturb_outputs(actual)
+    actual = timer.run("run", lambda: runtime.execute(loaded, flat_inputs))
 
     comparison = timer.run(
         "compare", lambda: compare_outputs(expected, actual, tolerance or flow.tolerance)
     )
     found["outputs"] = comparison.statistics
     if not comparison.matched:
-        found.update(status=tx.FAIL_MISMATCH, stage="compare", error=comparison.message)
+        found.update(status=Status.FAIL_MISMATCH, stage="compare", error=comparison.message)
     elif flow.delegates and computing_ops(delegated) == 0:
-        found["status"] = tx.PASS_UNDELEGATED
+        found["status"] = Status.PASS_UNDELEGATED
     else:
-        found["status"] = tx.PASS
+        found["status"] = Status.PASS
 
 
 class _WarmUpModel(torch.nn.Module):
@@ -217,26 +206,28 @@ class _WarmUpModel(torch.nn.Module):
         return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
 
 
-def warm_up(flows: list[Flow]) -> None:
+def warm_up(flows: list[Flow]) -> list[str]:
     """Pay the one-time costs (lazy imports, dispatcher and export caches, about 5 s) once
     in the parent, so forked test children inherit a warm process.
 
     Runs the portable path end to end, and lowers (never executes) with one quantizing
     and one floating-point delegating flow: a backend's runtime threads must not be
-    started before fork. Failures are ignored; this is only an optimization."""
+    started before fork. A failure costs only speed, so it does not stop the session:
+    returns one line per part that failed, saying why, for the caller to show."""
     model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
     logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
     try:
-        _warm_up(model, inputs, flows)
+        return _warm_up(model, inputs, flows)
     finally:
         logging.disable(logging.NOTSET)
 
 
-def _warm_up(model, inputs, flows: list[Flow]) -> None:
-    try:
-        run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
-    except Exception:  # noqa: BLE001
-        pass
+def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
+    problems = []
+    portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+    if portable["status"] is not Status.PASS:
+        problems.append(f"portable path: {portable['status']} at {portable['stage']}: "
+                        f"{(portable['error'] or '').splitlines()[0] if portable['error'] else ''}")
     picked = {}
     for flow in flows:
         if flow.delegates and flow.unavailable_reason() is None:
@@ -249,5 +240,6 @@ def _warm_up(model, inputs, flows: list[Flow]) -> None:
             if flow.quantizes:
                 exported = _quantize(exported, inputs, flow, None)
             to_edge_transform_and_lower(exported, partitioner=flow.partitioners()).to_executorch()
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
+            problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
+    return problems

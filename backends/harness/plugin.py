@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 
 import pytest
 
-from backends.harness import hookspecs, isolation, stream
-from backends.harness import taxonomy as tx
-from backends.harness.registry import builtin_flows, index_flows
-from backends.harness.runner import TestContext, TestRunner
-from backends.harness.selection import (
+from etsuite.backends.harness import hookspecs, isolation, stream
+from etsuite.backends.harness.contract import (
+    FAILING, PASSING, Status, SubtestRecord, session_facts,
+)
+from etsuite.backends.harness.expectations import judge
+from etsuite.backends.harness.registry import (
+    backend_folders, backend_of_test_folder, builtin_flows, index_flows,
+)
+from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
+from etsuite.backends.harness.selection import (
     UnknownNameError, case_with_params, derive_seed, repro_command, select_flows,
     suite_of, test_case_id,
 )
 
 RUNNER_KEY = pytest.StashKey[TestRunner]()
+EXIT_UNAVAILABLE = 7  # a backend or flow asked for by name cannot run on this host
 # Status given at collection time (skip_unsupported, unavailable) with its reason.
 COLLECTION_STATUS_KEY = pytest.StashKey[tuple]()
 STATE_KEY = pytest.StashKey["SessionState"]()
@@ -38,8 +45,10 @@ class SessionState:
         self.seed = seed
         self.seed_given = seed_given
         self.selected_backends = {f.backend for f in selected}
-        # Probed once per session: why each flow cannot run here (None: it can).
-        self.unavailable = {f.name: f.unavailable_reason() for f in flows.values()}
+        self.usage_error: str | None = None  # found by an xdist worker at collection
+        # Probed once per session, for the selected flows only (a probe may import a
+        # backend's package): why each cannot run here (None: it can).
+        self.unavailable = {f.name: f.unavailable_reason() for f in selected}
 
     def facts(self) -> dict:
         """Session facts stored in every report (JSON and stream)."""
@@ -51,20 +60,22 @@ class SessionState:
             except PackageNotFoundError:
                 return None
 
-        return {
-            "schema_version": tx.SCHEMA_VERSION,
-            "seed": self.seed,
-            "versions": {name: package_version(name) for name in ("torch", "executorch")},
-            "flows": {
+        folders = backend_folders()
+        return session_facts(
+            seed=self.seed,
+            versions={name: package_version(name) for name in ("torch", "executorch")},
+            flows={
                 f.name: {
                     "backend": f.backend,
+                    "tox_env": f.backend if f.backend in folders else None,
                     "description": f.description,
                     "selected": f in self.selected,
-                    "unavailable": self.unavailable[f.name],
+                    "unavailable": self.unavailable.get(f.name),
+                    "enable_hint": f.enable_hint or None,
                 }
                 for f in self.flows.values()
             },
-        }
+        )
 
 
 def _seed_arg(text: str) -> int:
@@ -89,19 +100,24 @@ def pytest_addoption(parser):
                     help="run only this flow (repeatable)")
     group.addoption("--seed", type=_seed_arg, default=None, metavar="N",
                     help="session seed for test inputs (default: random, printed in the header)")
+    group.addoption("--allow-unavailable", action="store_true", default=False,
+                    help=f"a requested backend or flow that cannot run on this host is "
+                         f"reported, but does not make the run exit {EXIT_UNAVAILABLE}")
     isolation.addoption(group, parser)
     stream.addoption(group)
 
 
 def pytest_configure(config):
-    config.pluginmanager.register(isolation.IsolationPlugin(config), "etsuite-isolation")
-    flows = builtin_flows()
-    for extra in config.hook.pytest_etsuite_flows(config=config):
-        flows.extend(extra or [])
+    """Validate every setting once, here: a bad one is a usage error (exit 4) naming
+    the value and where it came from, never an INTERNALERROR in the middle of a run."""
     try:
+        flows = builtin_flows()
+        for extra in config.hook.pytest_etsuite_flows(config=config):
+            flows.extend(extra or [])
         flows_by_name = index_flows(flows)
         selected = select_flows(flows_by_name, config.option.backend, config.option.flow)
-    except (UnknownNameError, ValueError) as error:
+        time_limits = isolation.parse_time_limits(config)
+    except (UnknownNameError, isolation.SettingError, ValueError) as error:
         raise pytest.UsageError(str(error))
 
     for backend in sorted({f.backend for f in flows}):
@@ -117,8 +133,26 @@ def pytest_configure(config):
         seed, given = config.option.seed, True
     else:
         seed, given = random.randrange(1, 10**6), False
-    config.stash[STATE_KEY] = SessionState(flows_by_name, selected, seed, given)
-    stream.configure(config, config.stash[STATE_KEY])
+    state = SessionState(flows_by_name, selected, seed, given)
+    config.stash[STATE_KEY] = state
+    if isolation.isolation_mode(config) == "fork":
+        config.pluginmanager.register(
+            isolation.IsolationPlugin(config, time_limits, lambda: _warm_up(config, state)),
+            "etsuite-isolation")
+    stream.configure(config, state)
+
+
+def _warm_up(config, state: "SessionState") -> None:
+    from etsuite.backends.harness.pipeline import warm_up
+
+    problems = warm_up(state.selected)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for problem in problems:
+        line = f"etsuite: warm-up skipped part of its work (tests run, a little slower): {problem}"
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            sys.stderr.write(line + "\n")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -134,7 +168,8 @@ def pytest_report_header(config):
     for flow in state.selected:
         reason = state.unavailable[flow.name]
         if reason:
-            lines.append(f"etsuite: flow {flow.name} is unavailable: {reason}")
+            hint = f" (to enable it: {flow.enable_hint})" if flow.enable_hint else ""
+            lines.append(f"etsuite: flow {flow.name} is unavailable: {reason}{hint}")
     lines.append(isolation.header_line(config))
     return lines
 
@@ -169,12 +204,16 @@ def _case_of(item, flow) -> str:
     return case_with_params(item.nodeid, flow.name if flow else None, ids)
 
 
+def _backend_marks(item) -> set[str]:
+    return {m.name[len("backend_"):] for m in item.iter_markers() if m.name.startswith("backend_")}
+
+
 def _outside_selection(item, state: SessionState) -> bool:
     """Drop items of other backends than the selected ones (e.g. their own test/ folder),
     flows of another backend than the one a test is marked for, and items whose flow
     parametrization came out empty."""
     config = item.config
-    backends = {m.name[len("backend_"):] for m in item.iter_markers() if m.name.startswith("backend_")}
+    backends = _backend_marks(item)
     if "test_runner" in getattr(item, "fixturenames", ()):
         flow = _flow_of(item, state)
         # A test marked for one backend (backends/<name>/test) runs only that backend's flows.
@@ -184,9 +223,23 @@ def _outside_selection(item, state: SessionState) -> bool:
     return bool(backends) and not (backends & state.selected_backends)
 
 
-@pytest.hookimpl(trylast=True)  # after conftests add their backend marks
+@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item):
+    """Tests under backends/<name>/test/ are that backend's: mark them for it."""
+    backend = backend_of_test_folder(item.path)
+    if backend is not None:
+        item.add_marker(getattr(pytest.mark, f"backend_{backend}"))
+
+
+@pytest.hookimpl(trylast=True)  # after conftests add their own marks
 def pytest_collection_modifyitems(session, config, items):
     state = config.stash[STATE_KEY]
+    try:
+        for item in items:
+            isolation.check_time_limit_marker(item)
+    except isolation.SettingError as error:
+        _usage_error_at_collection(config, items, str(error))
+        return
     keep, drop = [], []
     for item in items:
         outside = _outside_selection(item, state)
@@ -196,19 +249,80 @@ def pytest_collection_modifyitems(session, config, items):
             continue
         case = _case_of(item, flow)
         unavailable = state.unavailable[flow.name]
-        skip = flow.skip_reason(case)
-        expected = flow.expected_failure(case)
+        skip = flow.expectations.skip(flow.name, case)
         if unavailable:
-            item.stash[COLLECTION_STATUS_KEY] = (tx.UNAVAILABLE, unavailable)
-            item.add_marker(pytest.mark.skip(reason=f"{tx.UNAVAILABLE}: {unavailable}"))
+            item.stash[COLLECTION_STATUS_KEY] = (Status.UNAVAILABLE, unavailable)
+            item.add_marker(pytest.mark.skip(reason=f"{Status.UNAVAILABLE}: {unavailable}"))
         elif skip:
-            item.stash[COLLECTION_STATUS_KEY] = (tx.SKIP_UNSUPPORTED, skip)
-            item.add_marker(pytest.mark.skip(reason=f"{tx.SKIP_UNSUPPORTED}: {skip}"))
-        elif expected:
-            item.add_marker(pytest.mark.xfail(reason=f"{flow.name}: {expected}", strict=True))
+            reason = f"{skip.reason} ({skip.source})"
+            item.stash[COLLECTION_STATUS_KEY] = (Status.SKIP_UNSUPPORTED, reason)
+            item.add_marker(pytest.mark.skip(reason=f"{Status.SKIP_UNSUPPORTED}: {reason}"))
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+USAGE_ERROR_KEY = "etsuite_usage_error"
+
+
+def _usage_error_at_collection(config, items, message: str) -> None:
+    """Markers are only seen at collection, which xdist does in its workers, where a
+    raised UsageError becomes an INTERNALERROR. A worker therefore runs nothing and hands
+    the message to the controller (`pytest_testnodedown`), which ends the session with
+    the usage error's exit code."""
+    if not hasattr(config, "workerinput"):
+        raise pytest.UsageError(message)
+    config.workeroutput[USAGE_ERROR_KEY] = message
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    message = getattr(node, "workeroutput", {}).get(USAGE_ERROR_KEY)
+    if message:
+        node.config.stash[STATE_KEY].usage_error = message
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    state = config.stash[STATE_KEY]
+    if state.usage_error:
+        sys.stderr.write(f"ERROR: {state.usage_error}\n")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    missing = unavailable_requests(config, state)
+    if missing:
+        for line in missing:
+            sys.stderr.write(f"etsuite: {line}\n")
+        if not config.option.allow_unavailable and session.exitstatus in (0, 5):
+            sys.stderr.write(f"etsuite: exit {EXIT_UNAVAILABLE}: what was asked for cannot run "
+                             f"here (the report lists it as unavailable); pass "
+                             f"--allow-unavailable to exit as if it had run\n")
+            session.exitstatus = EXIT_UNAVAILABLE
+
+
+def unavailable_requests(config, state: "SessionState") -> list[str]:
+    """One line per backend (every flow unavailable) or flow asked for by name that
+    cannot run here, with the reason and how to enable it."""
+    lines = []
+    for backend in config.option.backend:
+        flows = [f for f in state.selected if f.backend == backend]
+        if flows and all(state.unavailable.get(f.name) for f in flows):
+            lines.extend(_unavailable_line(f"backend {backend}, flow", f, state) for f in flows)
+    for name in config.option.flow:
+        flow = state.flows[name]
+        if state.unavailable.get(name) and flow.backend not in config.option.backend:
+            lines.append(_unavailable_line("flow", flow, state))
+    return lines
+
+
+def _unavailable_line(what: str, flow, state: "SessionState") -> str:
+    hint = f"; to enable it: {flow.enable_hint}" if flow.enable_hint else ""
+    return f"{what} {flow.name} cannot run on this host: {state.unavailable[flow.name]}{hint}"
 
 
 def _context(item, flow, state: SessionState) -> tuple[TestContext, int]:
@@ -224,7 +338,7 @@ def _context(item, flow, state: SessionState) -> tuple[TestContext, int]:
         suite=suite_of(item.nodeid),
         params=params,
         seed=state.seed,
-        repro=repro_command(flow.backend, item.nodeid, state.seed) if flow else "",
+        repro=repro_command(flow.backend if flow else None, item.nodeid, state.seed),
     ), derive_seed(state.seed, case)
 
 
@@ -258,50 +372,56 @@ def seed_everything(seed: int) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
-    """After the test body: fail the test if a subtest failed (first line says how, for
-    the short summary), skip it if no subtest passed."""
+    """After the test body: apply the flow's expectations, then fail the test if a
+    subtest failed (first line says how, for the short summary), skip it if no subtest
+    passed."""
     result = yield
     runner = pyfuncitem.stash.get(RUNNER_KEY, None)
     if runner is None or not runner.records:
         return result
-    failing = [r for r in runner.records if r["status"] in tx.FAILING]
-    if failing:
-        first = failing[0]
-        first_error = (first["error"] or "").splitlines()[0] if first["error"] else ""
-        lines = [f"{len(failing)} of {len(runner.records)} subtests failed; "
-                 f"subtest {first['subtest']}: {first['status']}: {first_error}"]
+    flow = runner.flow
+    verdict = judge(flow.expectations, flow.name, _case_of(pyfuncitem, flow), runner.records)
+    if verdict.xfail_reason:
+        pytest.xfail(f"{flow.name}: {verdict.xfail_reason}")
+    failing = [r for r in runner.records if r.status in FAILING]
+    if failing or verdict.failure:
+        lines = []
+        if verdict.failure:
+            lines.append(verdict.failure)
+        if failing:
+            first = failing[0]
+            first_error = first.error.splitlines()[0] if first.error else ""
+            lines.append(f"{len(failing)} of {len(runner.records)} subtests failed; "
+                         f"subtest {first.subtest}: {first.status}: {first_error}")
         for r in failing:
-            lines.append(f"  subtest {r['subtest']}: {r['status']} at {r['stage']}: {r['error']}")
+            lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}: {r.error}")
         lines.append(f"repro: {runner.context.repro}")
         pytest.fail("\n".join(lines), pytrace=False)
-    if not any(r["status"] in tx.PASSING for r in runner.records):
+    if not any(r.status in PASSING for r in runner.records):
         first = runner.records[0]
-        pytest.skip(f"{first['status']}: {first['error'] or ''}".strip())
+        pytest.skip(f"{first.status}: {first.error or ''}".strip())
     return result
 
 
-def record_for_item(item, **fields) -> dict | None:
-    """A record with the item's identity (test id, flow, seed, repro) and `fields`, for
-    results that no subtest produced: collection-time skips, crashes, timeouts."""
+def record_for_item(item, subtest: int, **found) -> SubtestRecord:
+    """A record with the item's identity (test id, flow, seed, repro) and what was
+    found, for results no subtest produced: collection-time skips, crashes, timeouts."""
     state = item.config.stash[STATE_KEY]
     flow = _flow_of(item, state)
-    if flow is None:
-        return None
     context, _ = _context(item, flow, state)
-    return TestRunner(flow, context).new_record(**fields)
+    return new_record(flow, context, subtest, **found)
 
 
-def records_for(item) -> list[dict]:
-    """Records to attach to this item's report: the runner's, or the status the item
-    got at collection (skip_unsupported / unavailable)."""
+def records_for(item) -> list[SubtestRecord]:
+    """Records of this item: the runner's, or the status the item got at collection
+    (skip_unsupported / unavailable)."""
     runner = item.stash.get(RUNNER_KEY, None)
     if runner is not None:
         return list(runner.records)
     collected = item.stash.get(COLLECTION_STATUS_KEY, None)
     if collected is None:
         return []
-    record = record_for_item(item, status=collected[0], error=collected[1])
-    return [record] if record is not None else []
+    return [record_for_item(item, 0, status=collected[0], error=collected[1])]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -313,17 +433,48 @@ def pytest_runtest_makereport(item, call):
             # A flow's expected failure: failing subtests are xfail, an unexpected pass
             # (strict xfail, reported as failed) makes the passing subtests xpass.
             for record in records:
-                if record["status"] in tx.FAILING:
-                    record["status"] = tx.XFAIL
+                if record.status in FAILING:
+                    record.status = Status.XFAIL
         elif report.failed and item.get_closest_marker("xfail") is not None:
             for record in records:
-                if record["status"] in tx.PASSING:
-                    record["status"] = tx.XPASS
-    report.etsuite_records = records
+                if record.status in PASSING:
+                    record.status = Status.XPASS
+    stream.attach_records(report, [r.to_dict() for r in records])
+    return report
+
+
+def pytest_etsuite_child_lost(item, status, message, stage, records, duration):
+    """The isolation layer lost the test's child: the records it finished, plus one for
+    the subtest that was running when it died (or ran out of time)."""
+    lost = record_for_item(item, len(records), status=status, stage=stage, error=message)
+    in_progress = [SubtestRecord.from_dict(r) for r in records] + [lost]
+    flow = _flow_of(item, item.config.stash[STATE_KEY])
+    verdict = judge(flow.expectations, flow.name, _case_of(item, flow), in_progress) \
+        if flow else None
+    report = pytest.TestReport(
+        nodeid=item.nodeid, location=item.location,
+        keywords={k: 1 for k in item.keywords}, outcome="failed",
+        longrepr=f"{status}: {message}", when="call", sections=[],
+        duration=duration, user_properties=[],
+    )
+    if verdict and verdict.xfail_reason:
+        report.outcome, report.wasxfail = "skipped", f"{flow.name}: {verdict.xfail_reason}"
+    stream.attach_records(report, [r.to_dict() for r in in_progress])
     return report
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_json_runtest_metadata(item, call):
-    records = records_for(item)
-    return {"subtests": records} if records else {}
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist lost a worker while it ran `crashitem` (isolation off): give the
+    report a fail_crash record, so the status travels as a field like any other."""
+    state = sched.config.stash[STATE_KEY]
+    params = crashitem[crashitem.index("[") + 1:-1].split("-") if crashitem.endswith("]") else []
+    flow = next((state.flows[p] for p in params if p in state.flows), None)
+    if flow is None:
+        return
+    context = TestContext(
+        test_id=crashitem, test_case=test_case_id(crashitem), suite=suite_of(crashitem),
+        params={}, seed=state.seed, repro=repro_command(flow.backend, crashitem, state.seed))
+    record = new_record(flow, context, 0, status=Status.FAIL_CRASH,
+                        error=f"the xdist worker running this test crashed: {report.longrepr}"[:1200])
+    stream.attach_records(report, [record.to_dict()])

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from backends.harness import taxonomy as tx
-from backends.harness.flow import Flow, Tolerance
+from etsuite.backends.harness.contract import SubtestRecord
+from etsuite.backends.harness.flow import Flow, Tolerance
 
 
 @dataclass(frozen=True)
 class TestContext:
     """Identity of the running test, shared by all of its subtests' records."""
+
+    __test__ = False  # not a test class, despite the name
 
     test_id: str
     test_case: str
@@ -22,6 +24,17 @@ class TestContext:
     repro: str
 
 
+def new_record(flow: Flow | None, context: TestContext, subtest: int, **found) -> SubtestRecord:
+    """A record with the test's identity and what a stage (or a lost child) found.
+    `flow` is None only for a test without one whose process was lost."""
+    return SubtestRecord(
+        test_id=context.test_id, test_case=context.test_case, subtest=subtest,
+        suite=context.suite, backend=flow.backend if flow else None,
+        flow=flow.name if flow else None,
+        params=dict(context.params), seed=context.seed, repro=context.repro, **found,
+    )
+
+
 class TestRunner:
     __test__ = False  # not a test class, despite the name
 
@@ -29,27 +42,17 @@ class TestRunner:
                  on_progress: Callable[[dict], None] = lambda event: None):
         self.flow = flow
         self.context = context
-        self.records: list[dict] = []
+        self.records: list[SubtestRecord] = []
         self._on_progress = on_progress
 
-    def new_record(self, **fields) -> dict:
-        """A record with this test's identity; `subtest` defaults to the next index."""
-        ctx = self.context
-        fields.setdefault("subtest", len(self.records))
-        return tx.empty_record(
-            test_id=ctx.test_id, test_case=ctx.test_case,
-            suite=ctx.suite, backend=self.flow.backend, flow=self.flow.name,
-            params=dict(ctx.params), seed=ctx.seed, repro=ctx.repro, **fields,
-        )
-
     def lower_and_run_model(self, model, inputs, *, dynamic_shapes=None,
-                            atol: float | None = None, rtol: float | None = None) -> dict:
+                            atol: float | None = None, rtol: float | None = None) -> SubtestRecord:
         """Run the flow's pipeline on `model(*inputs)` and record the result.
 
         Never raises for a backend failure: the harness fails the test after the test
         body returns, so every subtest of a test is recorded. Returns the record.
         """
-        from backends.harness.pipeline import run_pipeline
+        from etsuite.backends.harness.pipeline import run_pipeline
 
         tolerance = None
         if atol is not None or rtol is not None:
@@ -60,12 +63,12 @@ class TestRunner:
                 range_fraction=base.range_fraction,
             )
         subtest = len(self.records)
-        result = run_pipeline(
+        found = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes, tolerance=tolerance,
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
-        record = self.new_record(**result)
+        record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
-        self._on_progress({"event": "record", "record": record})
+        self._on_progress({"event": "record", "record": record.to_dict()})
         return record

@@ -4,10 +4,11 @@ per-test seed, and the repro command. One place for the identity of a test."""
 from __future__ import annotations
 
 import hashlib
-import shlex
 
-from backends.harness.flow import Flow
-from backends.harness.registry import BUILTIN_BACKENDS
+from etsuite.backends.harness.contract import repro_command as contract_repro
+from etsuite.backends.harness.contract import test_case_id
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.registry import backend_folders
 
 
 class UnknownNameError(ValueError):
@@ -32,11 +33,6 @@ def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[s
     if not backends and not flow_names:
         return list(flows.values())
     return [f for f in flows.values() if f.backend in backends or f.name in flow_names]
-
-
-def test_case_id(nodeid: str) -> str:
-    """The node id without any parameters: the operator/model case across flows."""
-    return nodeid.split("[", 1)[0]
 
 
 def case_with_params(nodeid: str, flow_name: str | None, param_ids: list[str] | None) -> str:
@@ -65,10 +61,7 @@ def suite_of(nodeid: str) -> str:
     return parts[0] if len(parts) > 1 else "."
 
 
-def repro_command(backend: str, nodeid: str, seed: int) -> str:
-    """One command, pasted at the repository root, that reruns exactly this test."""
-    target = shlex.quote(nodeid)
-    if backend in BUILTIN_BACKENDS:  # each has a tox environment of its name
-        return (f"tox -e {backend} -- {target} --seed {seed} -n 0 "
-                f"--json-report-file=reports/repro/last.json")
-    return f"pytest {target} --seed {seed} -p no:xdist"
+def repro_command(backend: str | None, nodeid: str, seed: int) -> str:
+    """The record's repro: through `tox -e <backend>` for this repository's backends
+    (each has a tox environment of its name), else plain pytest."""
+    return contract_repro(backend if backend in backend_folders() else None, nodeid, seed)

@@ -1,4 +1,5 @@
-"""The results stream and the session facts in the JSON report.
+"""What the plugin writes: the results stream, and the session facts and subtest records
+in the JSON report (formats defined in `contract`).
 
 pytest-json-report writes its file only when the session ends, so a killed run would
 leave nothing. Next to `reports/X.json` the plugin therefore appends one JSON line per
@@ -7,9 +8,10 @@ that receives all reports: the pytest process or the xdist controller). When the
 ends and the JSON report exists, the stream is removed; when it is killed, the stream
 stays and `tools/` reads it as a partial report.
 
-Line kinds: {"etsuite_stream": 1, "facts": ...} first; then {"start": nodeid} when a test
-starts, {"report": ...} per test phase, {"collect_error": ...} per broken module; and
-{"finished": exitstatus} at a clean end.
+The records of each test travel on its reports (`attach_records`, which survives xdist's
+report serialization) to the process that writes: there they go into the stream as each
+test ends, and into each test's `metadata.subtests` of the JSON report through
+pytest-json-report's public `pytest_json_modifyreport` hook.
 """
 
 from __future__ import annotations
@@ -21,9 +23,19 @@ import time
 
 import pytest
 
-from backends.harness import taxonomy as tx
+from etsuite.backends.harness import contract as ct
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
+RECORDS_ATTRIBUTE = "etsuite_records"
+
+
+def attach_records(report, records: list[dict]) -> None:
+    """Carry a test's record dicts on its report (plain data: xdist serializes it)."""
+    setattr(report, RECORDS_ATTRIBUTE, records)
+
+
+def records_of(report) -> list[dict]:
+    return getattr(report, RECORDS_ATTRIBUTE, None) or []
 
 
 def addoption(group):
@@ -32,17 +44,12 @@ def addoption(group):
                          "--json-report-file, as NAME.partial.jsonl)")
 
 
-def stream_path_for(json_report_path: str) -> str:
-    base = json_report_path[:-5] if json_report_path.endswith(".json") else json_report_path
-    return base + ".partial.jsonl"
-
-
 def configure(config, state) -> None:
     if hasattr(config, "workerinput"):
         return  # xdist workers send their reports to the controller, which writes
     json_path = getattr(config.option, "json_report_file", None) if getattr(
         config.option, "json_report", False) else None
-    path = config.option.results_stream or (stream_path_for(json_path) if json_path else None)
+    path = config.option.results_stream or (ct.stream_path_for(json_path) if json_path else None)
     config.pluginmanager.register(ResultsStream(config, state, path, json_path), "etsuite-stream")
 
 
@@ -59,6 +66,7 @@ class ResultsStream:
         self.json_path = json_path
         self.file = None
         self.started = time.time()
+        self.records: dict[str, list[dict]] = {}  # node id -> records, for the JSON report
         if json_path:
             self._prepare_json_path(json_path)
         if path:
@@ -67,7 +75,7 @@ class ResultsStream:
                 self.file = open(path, "w", encoding="utf-8", buffering=1)
             except OSError as error:
                 _fail_unwritable(path, error)
-            self._write({"etsuite_stream": tx.SCHEMA_VERSION, "facts": state.facts(),
+            self._write({ct.STREAM_HEADER: ct.SCHEMA_VERSION, "facts": state.facts(),
                          "started": self.started, "args": list(config.invocation_params.args)})
 
     @staticmethod
@@ -90,36 +98,43 @@ class ResultsStream:
             self.file.flush()
 
     def pytest_runtest_logstart(self, nodeid, location):
-        self._write({"start": nodeid})
+        self._write({ct.STREAM_START: nodeid})
 
     def pytest_collectreport(self, report):
         if report.failed:
-            self._write({"collect_error": {
+            self._write({ct.STREAM_COLLECT_ERROR: {
                 "nodeid": report.nodeid,
-                "longrepr": tx.trim_error(str(report.longrepr), 4000),
+                "longrepr": ct.trim_error(str(report.longrepr), 4000),
             }})
 
     def pytest_runtest_logreport(self, report):
         longrepr = None
         if report.longrepr is not None and not report.passed:
-            longrepr = tx.trim_error(str(report.longrepr), 4000)
-        self._write({"report": {
+            longrepr = ct.trim_error(str(report.longrepr), 4000)
+        records = records_of(report)
+        if records:
+            self.records[report.nodeid] = records
+        self._write({ct.STREAM_REPORT: {
             "nodeid": report.nodeid,
             "when": report.when,
             "outcome": report.outcome,
             "duration": round(report.duration, 4),
             "wasxfail": getattr(report, "wasxfail", None),
             "longrepr": longrepr,
-            "records": getattr(report, "etsuite_records", None) or [],
+            "records": records,
         }})
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_modifyreport(self, json_report):
-        json_report[tx.REPORT_KEY] = self.state.facts()
+        json_report[ct.REPORT_KEY] = self.state.facts()
+        for test in json_report.get("tests", []):
+            records = self.records.get(test.get("nodeid"))
+            if records:
+                test.setdefault("metadata", {})["subtests"] = records
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        self._write({"finished": int(exitstatus)})
+        self._write({ct.STREAM_FINISHED: int(exitstatus)})
 
     def pytest_unconfigure(self, config):
         if self.file is None:

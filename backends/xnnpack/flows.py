@@ -1,13 +1,11 @@
 """XNNPACK flows: fp32 and three int8 recipes, built from ExecuTorch's public quantizer
 and partitioner APIs.
 
-Known gaps go in `expected_failures` (strict: an unexpected pass fails the run) or
-`skips` (not run at all), keyed by an fnmatch pattern on the test case id, e.g.
-"backends/suite/operators/test_pow.py::*".
+Known gaps are data: expectations.toml beside this file (strict known failures with the
+status they fail with, skips, cases that must be delegated).
 """
 
-from backends.harness.flow import Flow, delegating_flow
-from backends.portable.flows import PORTABLE_KERNEL_GAPS
+from etsuite.backends.harness.flow import Flow, delegating_flow
 
 RUNTIME_NAME = "XnnpackBackend"
 REQUIRES = ("torch", "executorch", "executorch.backends.xnnpack")
@@ -34,18 +32,10 @@ def _symmetric_int8(per_channel: bool, dynamic: bool):
     return make_quantizer
 
 
-# Known gaps of XNNPACK itself; ops it leaves to portable kernels inherit theirs.
-XNNPACK_GAPS = {
-    "backends/suite/operators/test_prelu.py::TestPReLU::test_prelu_2d_input*":
-        "lowering prelu on a 2-D input fails in XNNPACK's ChannelsLastTaggedReshapePass",
-}
-
-
 def _xnnpack_flow(name: str, description: str, quantizer=None) -> Flow:
     return delegating_flow(
         name, "xnnpack", description, partitioners=_partitioners, quantizer=quantizer,
         runtime_backend=RUNTIME_NAME, requires=REQUIRES,
-        expected_failures={**PORTABLE_KERNEL_GAPS, **XNNPACK_GAPS},
     )
 
 

@@ -25,9 +25,9 @@ class MLP(torch.nn.Module):
 
 
 def assert_fully_delegated(record):
-    assert record["status"] == "pass", record["error"]
-    assert record["delegated_nodes"] > 0
-    assert record["undelegated_nodes"] == 0, record["undelegated_ops"]
+    assert record.status == "pass", record.error
+    assert record.delegated_nodes > 0
+    assert record.undelegated_nodes == 0, record.undelegated_ops
 
 
 def test_mlp_fully_delegated(test_runner):

@@ -4,13 +4,29 @@ real run. Loaded as a plugin: `PYTHONPATH=test/data/reports/src pytest -p fault_
 
 import dataclasses
 
-from backends.harness.flow import Flow
-from backends.portable.flows import PORTABLE
-from backends.xnnpack.flows import XNNPACK
+from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.expectations import Expectation, Expectations
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.runtimes import ExecuTorchRuntime
+from etsuite.backends.portable.flows import PORTABLE
+from etsuite.backends.xnnpack.flows import XNNPACK
 
 
-def _perturb(outputs):
-    return [o + 1.0 for o in outputs]
+@dataclasses.dataclass(frozen=True)
+class ShiftedRuntime:
+    """Wraps a flow's runtime and shifts its outputs by +1: a mismatch on purpose."""
+
+    inner: object
+    name: str = "executorch, outputs shifted by +1"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load(self, program):
+        return self.inner.load(program)
+
+    def execute(self, loaded, inputs):
+        return [o + 1.0 for o in self.inner.execute(loaded, inputs)]
 
 
 def _broken_quantizer():
@@ -34,22 +50,31 @@ def _broken_partitioners():
 def pytest_etsuite_flows(config):
     return [
         dataclasses.replace(
-            PORTABLE, name="faulty_mismatch", backend="faulty", perturb_outputs=_perturb,
+            PORTABLE, name="faulty_mismatch", backend="faulty",
+            runtime=ShiftedRuntime(PORTABLE.runtime),
             description="portable kernels, outputs shifted by +1",
-            expected_failures={"*::test_known_gap": "outputs are shifted on purpose"},
-            skips={"*::test_unsupported_case": "no kernel for this case"}),
+            expectations=Expectations((
+                Expectation("fail", ("faulty_mismatch",), "*::test_known_gap",
+                            "outputs are shifted on purpose", Status.FAIL_MISMATCH),
+                Expectation("skip", ("faulty_mismatch",), "*::test_unsupported_case",
+                            "no kernel for this case")))),
         dataclasses.replace(PORTABLE, name="faulty_quantize", backend="faulty",
                             quantizer=_broken_quantizer, description="a quantizer that raises"),
         dataclasses.replace(PORTABLE, name="faulty_lower", backend="faulty",
                             partitioners=_broken_partitioners,
                             description="a partitioner that raises"),
         dataclasses.replace(XNNPACK, name="faulty_lowered_only", backend="faulty",
-                            runtime_backend="NoSuchRuntimeBackend",
+                            runtime=ExecuTorchRuntime("NoSuchRuntimeBackend"),
                             description="XNNPACK lowering, no runtime on this host"),
         dataclasses.replace(PORTABLE, name="faulty_fixed", backend="faulty",
                             description="declares a gap that has been fixed",
-                            expected_failures={"*::test_add": "believed broken"},
-                            skips={"*::test_[!a]*": "only test_add runs on this flow"}),
+                            expectations=Expectations((
+                                Expectation("fail", ("faulty_fixed",), "*::test_add",
+                                            "believed broken", Status.FAIL_RUN),
+                                *(Expectation("skip", ("faulty_fixed",), f"*::test_{name}",
+                                              "only test_add runs on this flow")
+                                  for name in ("cumsum", "two_subtests", "known_gap",
+                                               "unsupported_case", "invalid_model"))))),
         Flow(name="missing_sdk", backend="missing", requires=("no_such_vendor_sdk",),
              description="a vendor SDK that is not installed"),
     ]

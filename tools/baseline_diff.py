@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tools import status as st
-from tools.reports import Merged, TestResult
+from etsuite.tools import status as st
+from etsuite.tools.reports import Merged, TestResult
 
 
 @dataclass

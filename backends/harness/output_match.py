@@ -1,4 +1,5 @@
-"""Output comparison and per-output error statistics (max/mean abs error, SQNR)."""
+"""Whether a program's outputs match eager PyTorch within the flow's tolerance, with
+per-output error statistics (max/mean abs error, SQNR)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree as pytree
 
-from backends.harness.flow import Tolerance
+from etsuite.backends.harness.flow import Tolerance
 
 
 @dataclass

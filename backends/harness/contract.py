@@ -1,0 +1,207 @@
+"""The contract between the harness (which writes results) and the report tools (which
+read them): the ordered status vocabulary, the typed subtest record, the session facts
+and the results-stream format. Torch-free and dependency-free on purpose: the report tools
+import this module and nothing else of the harness, and the harness imports nothing of
+the tools.
+
+A status travels as a field of a record (or of a stream line), never as text to parse.
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Key under which the plugin stores the session facts in the JSON report.
+REPORT_KEY = "etsuite"
+
+
+class Status(str, enum.Enum):
+    """Every status a test or subtest can have, in the order reports show them.
+
+    Subtest records use all but `TEST_ONLY`; those three exist for outcomes no subtest
+    describes (an assert outside any subtest, a setup error, a plain pytest skip)."""
+
+    PASS = "pass"
+    PASS_UNDELEGATED = "pass_undelegated"
+    FAIL_QUANTIZE = "fail_quantize"
+    FAIL_LOWER = "fail_lower"
+    FAIL_SERIALIZE = "fail_serialize"
+    FAIL_LOAD = "fail_load"
+    FAIL_RUN = "fail_run"
+    FAIL_MISMATCH = "fail_mismatch"
+    FAIL_CRASH = "fail_crash"
+    FAIL_TIMEOUT = "fail_timeout"
+    FAIL_TEST = "fail_test"
+    ERROR = "error"
+    XPASS = "xpass"
+    XFAIL = "xfail"
+    SKIP_INVALID = "skip_invalid"
+    SKIP_UNSUPPORTED = "skip_unsupported"
+    SKIP = "skip"
+    LOWERED_NOT_RUN = "lowered_not_run"
+    UNAVAILABLE = "unavailable"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def rank(self) -> int:
+        return ORDER[self]
+
+    @property
+    def passing(self) -> bool:
+        return self in PASSING
+
+    @property
+    def failing(self) -> bool:
+        return self in FAILING
+
+
+ORDER = {status: index for index, status in enumerate(Status)}
+TEST_ONLY = frozenset({Status.FAIL_TEST, Status.ERROR, Status.SKIP})
+PASSING = frozenset({Status.PASS, Status.PASS_UNDELEGATED})
+FAILING = frozenset({
+    Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE, Status.FAIL_LOAD,
+    Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_CRASH, Status.FAIL_TIMEOUT,
+    Status.FAIL_TEST, Status.ERROR, Status.XPASS,
+})
+SKIPPING = frozenset({
+    Status.SKIP_INVALID, Status.SKIP_UNSUPPORTED, Status.SKIP, Status.LOWERED_NOT_RUN,
+    Status.UNAVAILABLE,
+})
+
+# The pipeline stages in the order they run. A failing record names the stage that raised;
+# eager and export failures are the test's own fault (skip_invalid).
+STAGES = ("eager", "export", "quantize", "lower", "serialize", "load", "run", "compare")
+STAGE_FAILURE = {
+    "eager": Status.SKIP_INVALID,
+    "export": Status.SKIP_INVALID,
+    "quantize": Status.FAIL_QUANTIZE,
+    "lower": Status.FAIL_LOWER,
+    "serialize": Status.FAIL_SERIALIZE,
+    "load": Status.FAIL_LOAD,
+    "run": Status.FAIL_RUN,
+    "compare": Status.FAIL_MISMATCH,
+}
+
+ERROR_LIMIT = 1200
+
+
+def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
+    """Keep the head and the tail of long errors: the tail usually names the cause."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + "\n[...]\n" + text[-half:]
+
+
+class RecordError(ValueError):
+    """A record that does not follow the contract (unknown status or field type)."""
+
+
+@dataclass
+class SubtestRecord:
+    """One `lower_and_run_model` call (or a crash, timeout or collection-time verdict that
+    stands in for one): what the harness found, as the report tools read it."""
+
+    test_id: str                       # pytest node id
+    test_case: str                     # node id without any parameters
+    subtest: int                       # index of the call within the test
+    suite: str                         # operators, models, or the backend's own folder
+    backend: str | None                # None only for a lost test that has no flow
+    flow: str | None
+    status: Status
+    params: dict = field(default_factory=dict)           # the test's other parameters
+    stage: str | None = None           # failing stage (None when it did not fail)
+    error: str | None = None           # trimmed error text
+    seed: int | None = None            # the session seed that reproduces the inputs
+    timings: dict = field(default_factory=dict)          # {stage: seconds}
+    delegated_nodes: int | None = None
+    undelegated_nodes: int | None = None
+    delegated_ops: dict = field(default_factory=dict)    # {op name: count}
+    undelegated_ops: dict = field(default_factory=dict)  # {op name: count}
+    pte_size: int | None = None        # bytes, None when not serialized
+    outputs: list = field(default_factory=list)  # per output: max/mean abs error, SQNR
+    runtime: str | None = None         # what executed the program (None: nothing did)
+    repro: str | None = None           # command that reproduces this record
+
+    def __post_init__(self):
+        try:
+            self.status = Status(self.status)
+        except ValueError:
+            raise RecordError(f"unknown status {self.status!r}") from None
+        if self.status in TEST_ONLY:
+            raise RecordError(f"status {self.status.value!r} is not a subtest status")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "SubtestRecord":
+        """Read a record written by `to_dict`; unknown keys (a newer writer) are ignored,
+        a missing identity or an unknown status raises RecordError."""
+        if not isinstance(data, dict):
+            raise RecordError(f"a record must be an object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except TypeError as error:
+            raise RecordError(str(error)) from None
+
+
+RECORD_FIELDS = tuple(f.name for f in fields(SubtestRecord))
+
+
+# ---------------------------------------------------------------- test identity
+
+def test_case_id(nodeid: str) -> str:
+    """The node id without any parameters: the operator/model case across flows."""
+    return nodeid.split("[", 1)[0]
+
+
+def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
+    """One command, pasted at the repository root, that reruns exactly this test: through
+    the backend's tox environment when it has one, else plain pytest."""
+    target = shlex.quote(nodeid)
+    seed_option = f" --seed {seed}" if seed is not None else ""
+    if tox_env:
+        return (f"tox -e {tox_env} -- {target}{seed_option} -n 0 "
+                f"--json-report-file=reports/repro/last.json")
+    return f"pytest {target}{seed_option} -p no:xdist"
+
+
+# ---------------------------------------------------------------- session facts
+
+def session_facts(seed: int, versions: dict, flows: dict) -> dict:
+    """The facts stored once per report: under REPORT_KEY in the JSON report and in the
+    stream's first line. `flows` maps each known flow to backend, description, whether
+    this run selected it, its tox environment (None: run it with pytest) and why it cannot
+    run here (None: it can, or it was not probed because not selected)."""
+    return {"schema_version": SCHEMA_VERSION, "seed": seed, "versions": versions, "flows": flows}
+
+
+# ---------------------------------------------------------------- results stream
+
+# Next to `reports/X.json` a running session appends one JSON object per line to
+# `reports/X.partial.jsonl`. Line kinds, each an object with one of these keys:
+REPORT_SUFFIX = ".json"
+STREAM_SUFFIX = ".partial.jsonl"
+STREAM_HEADER = "etsuite_stream"   # first line: {STREAM_HEADER: version, "facts", "started", "args"}
+STREAM_START = "start"             # {"start": nodeid} when a test starts
+STREAM_REPORT = "report"           # {"report": {nodeid, when, outcome, duration, wasxfail, longrepr, records}}
+STREAM_COLLECT_ERROR = "collect_error"  # {"collect_error": {nodeid, longrepr}}
+STREAM_FINISHED = "finished"       # {"finished": exitstatus} at a clean end
+
+
+def stream_path_for(json_report_path: str) -> str:
+    base = json_report_path[:-len(REPORT_SUFFIX)] if json_report_path.endswith(REPORT_SUFFIX) \
+        else json_report_path
+    return base + STREAM_SUFFIX

@@ -1,0 +1,336 @@
+"""Expectations as data: what a backend's flows are known to fail, skip, or must delegate,
+each with its reason, in `backends/<name>/expectations.toml` beside its flows.py.
+
+    [[fail]]                       # a known failure, strict about where it fails
+    flows = ["xnnpack", "xnnpack_static_int8_*"]   # patterns on flow names: * and ? only
+    case = "backends/suite/operators/test_pad.py::test_pad_negative*"  # on the case id
+    status = "fail_run"            # the status it fails with (the stage follows from it)
+    reason = "portable constant_pad_nd rejects negative padding (error 0x12)"
+
+    [[skip]]                       # not run at all (skip_unsupported)
+    [[must_delegate]]              # a pass_undelegated here is a failure (a silent fallback)
+
+The case id is the test's node id without the flow, with its other parameters, e.g.
+`backends/suite/operators/test_add.py::test_add_dtype[float16]`. A failing case that
+passes, or fails with another status, fails the run with a message that names the entry
+(`file:line`) to change. `python -m etsuite.backends.harness.expectations update` (and
+`make update-expectations BACKEND=<name>`) rewrites the file from the last report, keeping
+every reason written by hand.
+
+Torch-free: read at collection time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord
+
+FILE_NAME = "expectations.toml"
+KINDS = ("fail", "skip", "must_delegate")
+
+
+class ExpectationsError(ValueError):
+    """A malformed expectations file; the message names the file and the entry."""
+
+
+def matches(pattern: str, text: str) -> bool:
+    """`*` is any text and `?` one character; everything else is literal, so a case id's
+    own brackets (`test_add[float16]`) need no escaping."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text, re.DOTALL) is not None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kind: str                      # one of KINDS
+    flows: tuple[str, ...]         # patterns on flow names (see `matches`)
+    case: str                      # pattern on the case id
+    reason: str
+    status: Status | None = None   # for "fail": the status it fails with (None: any)
+    source: str = ""               # "path:line", for messages that say what to change
+
+    def applies(self, flow: str, case: str) -> bool:
+        return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """A flow's (or a backend's) expectations; the first matching entry of a kind wins."""
+
+    entries: tuple[Expectation, ...] = ()
+
+    def first(self, kind: str, flow: str, case: str) -> Expectation | None:
+        return next((e for e in self.entries if e.kind == kind and e.applies(flow, case)), None)
+
+    def failure(self, flow: str, case: str) -> Expectation | None:
+        return self.first("fail", flow, case)
+
+    def skip(self, flow: str, case: str) -> Expectation | None:
+        return self.first("skip", flow, case)
+
+    def must_delegate(self, flow: str, case: str) -> Expectation | None:
+        return self.first("must_delegate", flow, case)
+
+    def __add__(self, other: "Expectations") -> "Expectations":
+        return Expectations(self.entries + other.entries)
+
+
+def _entry_lines(text: str) -> list[tuple[str, int]]:
+    """(kind, line number) of each `[[kind]]` header, in file order (tomllib keeps no
+    positions, and the messages must say which line to change)."""
+    return [(m.group(1), text.count("\n", 0, m.start()) + 1)
+            for m in re.finditer(r"^[ \t]*\[\[[ \t]*([A-Za-z_]+)[ \t]*\]\]", text, re.MULTILINE)]
+
+
+def load(path: Path, display: str | None = None) -> Expectations:
+    """Read one expectations file; raises ExpectationsError naming the bad entry."""
+    display = display or str(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ExpectationsError(f"{display}: not valid TOML: {error}") from None
+    unknown = set(data) - set(KINDS)
+    if unknown:
+        raise ExpectationsError(f"{display}: unknown section(s) {sorted(unknown)}; "
+                                f"known: {', '.join(KINDS)}")
+    counters = {kind: 0 for kind in KINDS}
+    positions = {}
+    for kind, line in _entry_lines(text):
+        if kind in counters:
+            positions[(kind, counters[kind])] = line
+            counters[kind] += 1
+    entries = []
+    for kind in KINDS:
+        for index, raw in enumerate(data.get(kind, [])):
+            where = f"{display}:{positions.get((kind, index), '?')}"
+            entries.append(_entry(kind, raw, where))
+    return Expectations(tuple(entries))
+
+
+def _entry(kind: str, raw: dict, where: str) -> Expectation:
+    def need(key, kind_of):
+        value = raw.get(key)
+        if not isinstance(value, kind_of) or not value:
+            raise ExpectationsError(f"{where}: [[{kind}]] needs a non-empty {key!r}")
+        return value
+
+    flows = need("flows", list)
+    if not all(isinstance(f, str) and f for f in flows):
+        raise ExpectationsError(f"{where}: 'flows' must be a list of flow name patterns")
+    status = None
+    if kind == "fail":
+        try:
+            status = Status(need("status", str))
+        except ValueError:
+            raise ExpectationsError(f"{where}: unknown status {raw.get('status')!r}") from None
+        if status not in FAILING or status in (Status.XPASS, Status.FAIL_TEST, Status.ERROR):
+            raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
+                                    f"can be expected to have")
+    extra = set(raw) - {"flows", "case", "reason", "status"}
+    if extra:
+        raise ExpectationsError(f"{where}: unknown key(s) {sorted(extra)}")
+    return Expectation(kind=kind, flows=tuple(flows), case=need("case", str),
+                       reason=need("reason", str), status=status, source=where)
+
+
+def load_backend(folder: Path, root: Path | None = None) -> Expectations:
+    """The expectations of the backend in `folder` (empty when it has no file)."""
+    path = folder / FILE_NAME
+    if not path.is_file():
+        return Expectations()
+    display = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+    return load(path, display)
+
+
+# ---------------------------------------------------------------- verdicts
+
+@dataclass
+class Verdict:
+    """What the expectations make of a test's records: None fields mean no change."""
+
+    xfail_reason: str | None = None   # the test is an expected failure (pytest xfail)
+    failure: str | None = None        # the test fails with this message
+
+
+def judge(expectations: Expectations, flow: str, case: str,
+          records: list[SubtestRecord]) -> Verdict:
+    """Apply the `fail` and `must_delegate` entries to a finished test's records (which
+    are updated: an expected failure's failing records become xfail, an unexpected
+    pass's passing records xpass, an undelegated pass that must delegate fail_lower)."""
+    verdict = Verdict()
+    expected = expectations.failure(flow, case)
+    failing = [r for r in records if r.status in FAILING]
+    if expected is not None:
+        if failing and expected.status in (None, failing[0].status):
+            for record in failing:
+                record.status = Status.XFAIL
+            verdict.xfail_reason = f"{expected.reason} ({expected.source})"
+            return verdict
+        if failing:
+            verdict.failure = (f"expected {expected.status} ({expected.source}), got "
+                               f"{failing[0].status}: change the status of that entry or fix "
+                               f"the regression")
+            return verdict
+        if any(r.status in PASSING for r in records):
+            for record in records:
+                if record.status in PASSING:
+                    record.status = Status.XPASS
+            verdict.failure = (f"expected {expected.status} ({expected.source}), but it "
+                               f"passed: delete that entry")
+            return verdict
+    must = expectations.must_delegate(flow, case)
+    if must is not None:
+        undelegated = [r for r in records if r.status is Status.PASS_UNDELEGATED]
+        for record in undelegated:
+            record.status = Status.FAIL_LOWER
+            record.stage = "lower"
+            record.error = (f"must be delegated ({must.source}: {must.reason}), but the "
+                            f"partitioner took no node")
+        if undelegated:
+            verdict.failure = undelegated[0].error
+    return verdict
+
+
+# ---------------------------------------------------------------- update from reports
+
+def case_of(test_id: str, flow: str) -> str:
+    """The case id of a node id: without the flow among its parameter ids."""
+    if not test_id.endswith("]") or "[" not in test_id:
+        return test_id
+    base, params = test_id[:-1].split("[", 1)
+    rest = [p for p in params.split("-") if p != flow]
+    return f"{base}[{'-'.join(rest)}]" if rest else base
+
+
+@dataclass
+class Observed:
+    """Per (case, flow) of the reports: the failing status (None: it passed), the error's
+    first line, and whether an existing entry already explained it (xfail)."""
+
+    status: Status | None
+    error: str = ""
+    xfail: bool = False
+
+
+def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Observed]:
+    seen: dict[tuple[str, str], Observed] = {}
+    for path in report_paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for test in data.get("tests", []):
+            records = [SubtestRecord.from_dict(r)
+                       for r in (test.get("metadata") or {}).get("subtests", [])]
+            records = [r for r in records if r.backend == backend and r.flow]
+            if not records:
+                continue
+            flow = records[0].flow
+            key = (case_of(test["nodeid"], flow), flow)
+            failing = [r for r in records if r.status in FAILING and r.status is not Status.XPASS]
+            if any(r.status is Status.XFAIL for r in records):
+                seen[key] = Observed(None, xfail=True)
+            elif failing:
+                first = failing[0]
+                seen[key] = Observed(first.status, (first.error or "").strip().splitlines()[0]
+                                     if first.error else "")
+            elif any(r.status in PASSING or r.status is Status.XPASS for r in records):
+                seen[key] = Observed(None)
+    return seen
+
+
+def updated(current: Expectations, seen: dict[tuple[str, str], Observed]) -> Expectations:
+    """The `fail` entries rewritten from what the reports saw, keeping hand-written
+    reasons: an entry whose cases all passed goes, one whose cases fail with another
+    status gets that status, a new failure gets an entry (its reason: the error's first
+    line, to be edited). Skips and must_delegate entries are kept as they are."""
+    kept: list[Expectation] = []
+    explained: set[tuple[str, str]] = set()
+    for entry in current.entries:
+        if entry.kind != "fail":
+            kept.append(entry)
+            continue
+        matched = {key: obs for key, obs in seen.items() if entry.applies(key[1], key[0])}
+        still = {key: obs for key, obs in matched.items() if obs.xfail or obs.status is not None}
+        if matched and not still:
+            continue  # every case it names passes now
+        statuses = {obs.status for obs in still.values() if obs.status is not None}
+        if len(statuses) == 1 and entry.status not in statuses:
+            entry = replace(entry, status=statuses.pop())
+        kept.append(entry)
+        explained.update(still)
+    new: dict[tuple[str, Status], list[str]] = {}
+    errors: dict[tuple[str, Status], str] = {}
+    for (case, flow), obs in sorted(seen.items()):
+        if obs.status is None or (case, flow) in explained:
+            continue
+        new.setdefault((case, obs.status), []).append(flow)
+        errors.setdefault((case, obs.status), obs.error or obs.status.value)
+    for (case, status), flows in new.items():
+        kept.append(Expectation(kind="fail", flows=tuple(sorted(flows)), case=case,
+                                status=status, reason=f"TODO explain: {errors[(case, status)]}"))
+    return Expectations(tuple(kept))
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def dump(expectations: Expectations, backend: str) -> str:
+    lines = [f"# Expectations of the {backend} flows: known failures (strict: a pass or another",
+             "# status fails the run), skips, and cases that must be delegated.",
+             f"# Rewrite from the last report with: make update-expectations BACKEND={backend}",
+             "# (reasons written by hand are kept; new entries say TODO explain)."]
+    for kind in KINDS:
+        for entry in (e for e in expectations.entries if e.kind == kind):
+            lines += ["", f"[[{kind}]]",
+                      f"flows = [{', '.join(_toml_string(f) for f in entry.flows)}]",
+                      f"case = {_toml_string(entry.case)}"]
+            if entry.status is not None:
+                lines.append(f"status = {_toml_string(entry.status.value)}")
+            lines.append(f"reason = {_toml_string(entry.reason)}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m etsuite.backends.harness.expectations",
+        description="Rewrite a backend's expectations.toml from its last reports.")
+    parser.add_argument("command", choices=["update"])
+    parser.add_argument("--backend", required=True)
+    parser.add_argument("reports", nargs="*", help="JSON reports (default: reports/<backend>.json)")
+    args = parser.parse_args(argv)
+    import etsuite.backends
+
+    backends = Path(next(iter(etsuite.backends.__path__)))
+    known = sorted(p.parent.name for p in backends.glob("*/flows.py"))
+    if args.backend not in known:
+        parser.error(f"unknown backend {args.backend!r}; known backends: {', '.join(known)}")
+    paths = [Path(p) for p in args.reports] or [Path("reports") / f"{args.backend}.json"]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no report {', '.join(missing)}: run `make test-{args.backend}` first")
+    folder = backends / args.backend
+    try:
+        current = load_backend(folder)
+        seen = observe(paths, args.backend)
+    except (ExpectationsError, json.JSONDecodeError, ValueError) as error:
+        sys.stderr.write(f"expectations: error: {error}\n")
+        return 2
+    result = updated(current, seen)
+    (folder / FILE_NAME).write_text(dump(result, args.backend), encoding="utf-8")
+    before = sum(e.kind == "fail" for e in current.entries)
+    after = sum(e.kind == "fail" for e in result.entries)
+    todo = sum(e.reason.startswith("TODO") for e in result.entries)
+    sys.stderr.write(f"expectations: {folder / FILE_NAME}: {after} known failures (was {before}), "
+                     f"{todo} without a reason yet, from {len(seen)} observed cases\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""What executes a lowered program: part of a flow's data, not a special case in the
+pipeline. The default is the ExecuTorch runtime of this host; a backend whose programs
+this runtime cannot execute may bring its own (e.g. a reference executor), and the
+record names the runtime that produced the outputs.
+
+Torch-free at import: executorch is imported only when a program is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LoweredProgram:
+    """What the pipeline hands a runtime: the serialized .pte, the lowered edge program
+    manager it came from (for runtimes that execute a delegate's payload themselves),
+    and the node counts of the delegated and undelegated parts."""
+
+    pte: bytes
+    edge_program: object
+    delegated_nodes: int
+    undelegated_nodes: int
+
+
+class Runtime:
+    """What a flow's `runtime` provides. `name` goes into each record it produced."""
+
+    name: str
+
+    def missing(self, program: LoweredProgram) -> str | None:
+        """Why this host cannot execute `program` (the subtest ends `lowered_not_run`
+        with this reason), or None."""
+        raise NotImplementedError
+
+    def load(self, program: LoweredProgram):
+        """Prepare to execute (the `load` stage); returns what `execute` takes."""
+        raise NotImplementedError
+
+    def execute(self, loaded, inputs: list) -> list:
+        """Run on flat tensor inputs (the `run` stage); returns the flat outputs."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ExecuTorchRuntime(Runtime):
+    """The ExecuTorch runtime in this Python environment (`executorch.runtime`).
+
+    `backend` is the delegate the program needs from the runtime's registry; None for
+    flows that delegate nothing."""
+
+    backend: str | None = None
+    name: str = "executorch"
+
+    def missing(self, program: LoweredProgram) -> str | None:
+        if not program.delegated_nodes or self.backend is None:
+            return None
+        from executorch.runtime import Runtime
+
+        if Runtime.get().backend_registry.is_available(self.backend):
+            return None
+        return f"this host's ExecuTorch runtime has no '{self.backend}'"
+
+    def load(self, program: LoweredProgram):
+        from executorch.runtime import Runtime
+
+        return Runtime.get().load_program(program.pte).load_method("forward")
+
+    def execute(self, loaded, inputs: list) -> list:
+        return list(loaded.execute(inputs))

@@ -1,0 +1,204 @@
+"""Expectations as data: the file format, strict known failures (a pass or a failure at
+another status fails the run and names the line to change), must-delegate rules, and the
+updater that rewrites the file from a real report while keeping hand-written reasons."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from etsuite.backends.harness import expectations as ex
+from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.registry import builtin_flows
+
+EXPECTATIONS = """\
+# known gaps of the self-test flows
+[[fail]]
+flows = ["shifting"]
+case = "*::test_fails_at_run"
+status = "fail_mismatch"
+reason = "outputs shifted on purpose"
+
+[[fail]]
+flows = ["shifting"]
+case = "*::test_wrong_status"
+status = "fail_lower"
+reason = "believed to fail when lowering"
+
+[[fail]]
+flows = ["shifting"]
+case = "*::test_fixed"
+status = "fail_mismatch"
+reason = "believed broken"
+
+[[skip]]
+flows = ["shift*"]
+case = "*::test_skipped[big]"
+reason = "too large for this backend"
+
+[[must_delegate]]
+flows = ["shifting"]
+case = "*::test_must_delegate"
+reason = "a partitioner regression would hide here"
+"""
+
+CONFTEST = """
+import dataclasses
+from pathlib import Path
+
+from etsuite.backends.harness.expectations import load
+from etsuite.backends.xnnpack.flows import XNNPACK
+
+
+@dataclasses.dataclass(frozen=True)
+class ShiftingRuntime:
+    inner: object
+    name: str = "shifting"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load(self, program):
+        return self.inner.load(program)
+
+    def execute(self, loaded, inputs):
+        outputs = self.inner.execute(loaded, inputs)
+        return [o + 1.0 for o in outputs] if inputs[0].shape[0] == 3 else outputs
+
+
+def pytest_etsuite_flows(config):
+    data = load(Path(__file__).parent / "expectations.toml", "expectations.toml")
+    return [dataclasses.replace(XNNPACK, name="shifting", backend="selftest",
+                                runtime=ShiftingRuntime(XNNPACK.runtime), expectations=data)]
+"""
+
+TESTS = """
+import pytest
+import torch
+
+
+def test_fails_at_run(test_runner):       # shifted outputs (3 rows): fail_mismatch, as declared
+    test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(3, 2),))
+
+
+def test_wrong_status(test_runner):       # fails with fail_mismatch, declared fail_lower
+    test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(3, 2),))
+
+
+def test_fixed(test_runner):              # passes (2 rows), declared broken
+    test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(2, 2),))
+
+
+class Cumsum(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 0)
+
+
+def test_must_delegate(test_runner):      # XNNPACK takes no cumsum: pass_undelegated
+    test_runner.lower_and_run_model(Cumsum(), (torch.randn(2, 2),))
+
+
+@pytest.mark.parametrize("size", ["small", "big"])
+def test_skipped(test_runner, size):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(2, 2),))
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "expectations.toml"
+    path.write_text(text)
+    return path
+
+
+def test_load_keeps_order_and_line_numbers(tmp_path):
+    data = ex.load(write(tmp_path, EXPECTATIONS), "x.toml")
+    fails = [e for e in data.entries if e.kind == "fail"]
+    assert [e.source for e in fails] == ["x.toml:2", "x.toml:8", "x.toml:14"]
+    assert fails[0].status is Status.FAIL_MISMATCH
+    assert data.skip("shifting", "a.py::test_skipped[big]").reason == "too large for this backend"
+    assert data.skip("shifting", "a.py::test_skipped[small]") is None
+    assert data.failure("xnnpack", "a.py::test_fails_at_run") is None  # other flow
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[[fail]]\nflows = ['x']\ncase = 'a'\nstatus = 'fail_sometimes'\nreason = 'r'\n", "unknown status 'fail_sometimes'"),
+    ("[[fail]]\nflows = ['x']\ncase = 'a'\nstatus = 'pass'\nreason = 'r'\n", "not a failure"),
+    ("[[skip]]\nflows = ['x']\ncase = 'a'\n", "needs a non-empty 'reason'"),
+    ("[[skip]]\nflows = 'x'\ncase = 'a'\nreason = 'r'\n", "needs a non-empty 'flows'"),
+    ("[[xfail]]\nflows = ['x']\n", "unknown section(s) ['xfail']"),
+    ("[[skip]\n", "not valid TOML"),
+    ("\n\n[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\ncolour = 'red'\n", "x.toml:3: unknown key(s) ['colour']"),
+])
+def test_malformed_files_name_the_entry(tmp_path, text, message):
+    with pytest.raises(ex.ExpectationsError) as error:
+        ex.load(write(tmp_path, text), "x.toml")
+    assert message in str(error.value) and "x.toml" in str(error.value)
+
+
+def test_shipped_backends_load_their_files():
+    flows = {f.name: f for f in builtin_flows()}
+    entry = flows["xnnpack_static_int8_per_tensor"].expectations.failure(
+        "xnnpack_static_int8_per_tensor", "backends/suite/operators/test_pad.py::test_pad_negative")
+    assert entry is not None and entry.source.startswith("backends/xnnpack/expectations.toml:")
+
+
+def test_strict_expectations_end_to_end(pytester):
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "expectations.toml").write_text(EXPECTATIONS)
+    pytester.makepyfile(test_cases=TESTS)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess("--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                                           "--json-report", f"--json-report-file={report}")
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
+    outcome = {name: t["outcome"] for name, t in tests.items()}
+    assert outcome == {
+        "test_fails_at_run[shifting]": "xfailed",
+        "test_wrong_status[shifting]": "failed",
+        "test_fixed[shifting]": "failed",
+        "test_must_delegate[shifting]": "failed",
+        "test_skipped[shifting-small]": "passed",
+        "test_skipped[shifting-big]": "skipped",
+    }
+    status = {name: t["metadata"]["subtests"][0]["status"] for name, t in tests.items()}
+    assert status["test_fails_at_run[shifting]"] == "xfail"
+    assert status["test_fixed[shifting]"] == "xpass"
+    assert status["test_must_delegate[shifting]"] == "fail_lower"
+    assert status["test_skipped[shifting-big]"] == "skip_unsupported"
+    text = result.stdout.str()
+    assert "expected fail_lower (expectations.toml:8), got fail_mismatch" in text
+    assert "expected fail_mismatch (expectations.toml:14), but it passed: delete that entry" in text
+    assert "must be delegated (expectations.toml:25" in text
+    assert result.ret == 1
+
+
+def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "expectations.toml").write_text(EXPECTATIONS)
+    pytester.makepyfile(test_cases=TESTS)
+    report = pytester.path / "r.json"
+    pytester.runpytest_subprocess("--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                                  "--json-report", f"--json-report-file={report}")
+    current = ex.load(pytester.path / "expectations.toml")
+    result = ex.updated(current, ex.observe([report], "selftest"))
+    fails = {e.case: e for e in result.entries if e.kind == "fail"}
+    # kept with its hand-written reason; status corrected; the fixed one removed.
+    assert fails["*::test_fails_at_run"].reason == "outputs shifted on purpose"
+    assert fails["*::test_wrong_status"].status is Status.FAIL_MISMATCH
+    assert fails["*::test_wrong_status"].reason == "believed to fail when lowering"
+    assert "*::test_fixed" not in fails
+    # the must_delegate failure is new: an entry with the error as a reason to edit.
+    new = fails["test_cases.py::test_must_delegate"]
+    assert new.flows == ("shifting",) and new.status is Status.FAIL_LOWER
+    assert new.reason.startswith("TODO explain: must be delegated")
+    assert [e.kind for e in result.entries].count("skip") == 1
+    # what it writes reads back the same
+    again = ex.load(write(tmp_path, ex.dump(result, "selftest")))
+    assert [(e.kind, e.flows, e.case, e.status, e.reason) for e in again.entries] == \
+        [(e.kind, e.flows, e.case, e.status, e.reason) for e in sorted(
+            result.entries, key=lambda e: ex.KINDS.index(e.kind))]
+
+
+def test_case_of_removes_only_the_flow():
+    assert ex.case_of("a.py::t[xnnpack-float16]", "xnnpack") == "a.py::t[float16]"
+    assert ex.case_of("a.py::t[xnnpack]", "xnnpack") == "a.py::t"
+    assert ex.case_of("a.py::t[-1-xnnpack]", "xnnpack") == "a.py::t[-1]"

@@ -1,0 +1,93 @@
+"""Every setting is checked once, at start-up: a bad one is a usage error (exit 4) whose
+message names the value and where it came from, with isolation on or off and under
+xdist, never an INTERNALERROR in the middle of a run."""
+
+import pytest
+
+ONE_TEST = """
+import pytest
+
+{marker}
+def test_one(test_runner):
+    pass
+"""
+
+
+def error_lines(result) -> list[str]:
+    return [line for line in result.stderr.lines if line.startswith("ERROR")]
+
+
+@pytest.mark.parametrize("isolation", ["fork", "none"])
+@pytest.mark.parametrize("marker, named", [
+    ("@pytest.mark.time_limit()", "args=()"),
+    ("@pytest.mark.time_limit('soon')", "'soon'"),
+    ("@pytest.mark.time_limit(-5)", "'-5'"),
+    ("@pytest.mark.time_limit(5, 6)", "args=(5, 6)"),
+])
+def test_bad_time_limit_marker(pytester, isolation, marker, named):
+    pytester.makepyfile(test_bad=ONE_TEST.format(marker=marker))
+    result = pytester.runpytest_subprocess("--flow", "portable", "--isolation", isolation, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    (line,) = error_lines(result)
+    assert "test_bad.py::test_one[portable]" in line and "time_limit" in line and named in line
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_bad_time_limit_marker_under_xdist(pytester):
+    pytester.makepyfile(test_bad=ONE_TEST.format(marker="@pytest.mark.time_limit()"))
+    result = pytester.runpytest_subprocess("--flow", "portable", "-n", "2", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert "time_limit" in result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("line", ["backends/suite/models/", "=soon", "models/=0"])
+def test_bad_time_limits_ini_line(pytester, line):
+    pytester.makeini(f"[pytest]\netsuite_time_limits =\n    {line}\n")
+    pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
+    result = pytester.runpytest_subprocess("--flow", "portable", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (error,) = error_lines(result)
+    assert "etsuite_time_limits" in error and repr(line) in error and "tox.ini" in error
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "inf"])
+def test_bad_time_limit_option(pytester, value):
+    pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
+    result = pytester.runpytest_subprocess("--flow", "portable", f"--time-limit={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--time-limit" in result.stderr.str() and repr(value) in result.stderr.str()
+
+
+def test_valid_settings_still_run(pytester):
+    pytester.makeini("[pytest]\netsuite_time_limits =\n    test_ok.py=120\n    =60\n")
+    pytester.makepyfile(test_ok=ONE_TEST.format(marker="@pytest.mark.time_limit(30)"))
+    result = pytester.runpytest_subprocess("--flow", "portable", "--time-limit=90", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+
+
+BROKEN_PARTITIONER_CONFTEST = '''
+import dataclasses
+
+from etsuite.backends.xnnpack.flows import XNNPACK
+
+
+def _broken():
+    raise RuntimeError("partitioner library missing on purpose")
+
+
+def pytest_etsuite_flows(config):
+    return [dataclasses.replace(XNNPACK, name="broken_partitioner", partitioners=_broken)]
+'''
+
+
+def test_warm_up_says_why_it_skipped_work(pytester):
+    """The warm-up is only an optimization, so a failure there must not stop the run,
+    but it must not be silent either."""
+    pytester.makeconftest(BROKEN_PARTITIONER_CONFTEST)
+    pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
+    result = pytester.runpytest_subprocess("--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0")
+    text = result.stdout.str()
+    assert "warm-up skipped part of its work" in text
+    assert "flow broken_partitioner: RuntimeError: partitioner library missing on purpose" in text
+    assert result.ret == pytest.ExitCode.OK  # the test itself calls no pipeline

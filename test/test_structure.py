@@ -1,0 +1,120 @@
+"""The seams the project grows along: module dependencies run one way (no import cycle),
+the report tools use nothing of the harness but its contract and never import torch, and
+the installed distribution claims only import names of its own."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Repository folder -> import name of the installed distribution (see setup.py).
+PACKAGES = {"backends": "etsuite.backends", "tools": "etsuite.tools"}
+CONTRACT = "etsuite.backends.harness.contract"
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for folder, name in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            relative = path.relative_to(ROOT / folder).with_suffix("")
+            if "suite" in relative.parts or "test" in relative.parts:
+                continue  # test modules, imported by pytest, never by the project
+            parts = [p for p in relative.parts if p != "__init__"]
+            modules[".".join([name, *parts])] = path
+    return modules
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """Project modules a file imports, at any depth (a lazy import is a dependency too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        else:
+            continue
+        for name in names:
+            if name in known:
+                found.add(name)
+    return found
+
+
+def dependency_graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    known = set(modules)
+    graph = {}
+    for name, path in modules.items():
+        targets = imports_of(path, known) - {name}
+        # `from pkg import module` names the module; the bare package is then redundant.
+        graph[name] = {t for t in targets if not any(o.startswith(t + ".") for o in targets)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_checker_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_among_project_modules():
+    graph = dependency_graph()
+    assert "etsuite.backends.harness.plugin" in graph and "etsuite.tools.summary" in graph
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_tools_and_harness_share_only_the_contract():
+    graph = dependency_graph()
+    for module, targets in graph.items():
+        if module.startswith("etsuite.tools."):
+            harness = {t for t in targets if t.startswith("etsuite.backends.")}
+            assert harness <= {CONTRACT, "etsuite.backends.harness"}, (module, harness)
+        if module.startswith("etsuite.backends."):
+            assert not any(t.startswith("etsuite.tools") for t in targets), module
+    assert not any(t.startswith("etsuite.") and t != "etsuite.backends.harness"
+                   for t in graph[CONTRACT])
+
+
+def test_contract_and_tools_import_no_torch():
+    code = ("import sys, etsuite.tools.summary, etsuite.backends.harness.contract; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("generic", ["backends", "tools"])
+def test_installed_distribution_claims_no_generic_name(tmp_path, generic):
+    """Outside the checkout, only `etsuite` is importable: no top-level `tools`."""
+    code = (f"import importlib.util as u; print(u.find_spec({generic!r}) is None, "
+            f"u.find_spec('etsuite.{generic}') is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path)
+    assert out.stdout.split() == ["True", "True"]
