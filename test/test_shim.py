@@ -20,7 +20,7 @@ class TestMul(OperatorTest):
 
     def test_mul_ones(self, flow):
         record = self._test_op(Mul(), (torch.ones(2), torch.ones(2)), flow)
-        self.assertEqual(record["flow"], flow.name)
+        self.assertEqual(record.flow, flow.name)
 """
 
 PLAIN_STYLE = """
@@ -72,3 +72,67 @@ def test_unittest_style_expands_per_flow_like_plain_style(pytester, run_suite):
     assert set(plain_records) == set(records)
     for test_id, record in records.items():
         assert IDENTITY_FREE(record) == IDENTITY_FREE(plain_records[test_id])
+
+
+UPSTREAM_SHAPED = """
+import unittest
+
+import torch
+
+from etsuite.backends.harness.shim import OperatorTest, TestFlow, dtype_test, operator_test
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.abs(x) + 1
+
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(10, 4)
+
+    def forward(self, x):
+        return self.embedding(x)
+
+
+@operator_test
+class Abs(OperatorTest):
+    @dtype_test
+    def test_abs_dtype(self, flow: TestFlow, dtype) -> None:
+        self._test_op(Model(), ((torch.rand(2, 10) * 100).to(dtype),), flow)
+
+    def test_abs_random_inputs(self, flow: TestFlow) -> None:
+        self._test_op(Model(), (torch.randn(3, 5),), flow, generate_random_test_inputs=True)
+
+    def test_embedding_random_indices(self, flow: TestFlow) -> None:
+        self._test_op(Embed(), (torch.tensor([[0, 9], [3, 4]]),), flow,
+                      generate_random_test_inputs=True)
+
+    def test_abs_dynamic(self, flow: TestFlow) -> None:
+        if flow.quantize:
+            self.skipTest("not for quantized flows")
+        batch = torch.export.Dim("batch", min=1, max=8)
+        self._test_op(Model(), (torch.randn(4, 3),), flow, dynamic_shapes=({0: batch},))
+
+    @unittest.skip("NaN and Inf are not enforced for backends.")
+    def test_abs_nan(self, flow: TestFlow) -> None:
+        raise AssertionError("a skipped test must not run")
+"""
+
+
+def test_a_module_shaped_like_executorchs_runs_with_only_its_imports_changed(pytester, run_suite):
+    pytester.makepyfile(test_abs=UPSTREAM_SHAPED)
+    run = run_suite("--flow", "xnnpack", "--seed", "3", "-p", "no:xdist")
+    assert run.ret == 0, run.stdout
+    outcomes = {nodeid.split("::", 2)[2]: t["outcome"] for nodeid, t in run.tests.items()}
+    assert outcomes == {
+        "test_abs_dtype[xnnpack-float32]": "passed",
+        "test_abs_random_inputs[xnnpack]": "passed",
+        "test_embedding_random_indices[xnnpack]": "passed",
+        "test_abs_dynamic[xnnpack]": "passed",
+        "test_abs_nan[xnnpack]": "skipped",
+    }
+    statuses = {r["test_id"].split("::", 2)[2]: r["status"] for r in run.records()}
+    assert statuses["test_abs_random_inputs[xnnpack]"] == "pass"
+    assert statuses["test_embedding_random_indices[xnnpack]"] == "pass"

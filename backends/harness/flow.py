@@ -44,6 +44,12 @@ class Flow:
     partitioners: Callable[[], list] | None = None
     # Returns a PT2E quantizer; None means the flow runs in floating point.
     quantizer: Callable[[], Any] | None = None
+    # convert_pt2e's fold_quantize: False keeps float weights behind quantize nodes, which
+    # some backends' converters need (OpenVINO rejects a folded int8 weight).
+    fold_quantize: bool = True
+    # Returns the EdgeCompileConfig for to_edge_transform_and_lower (None: ExecuTorch's
+    # default), for backends whose recipe needs one (e.g. Arm skips the IR validity check).
+    edge_compile_config: Callable[[], Any] | None = None
     tolerance: Tolerance = FP32_TOLERANCE
     # What executes the lowered program (see runtimes.py). When it cannot on this host
     # (e.g. the ExecuTorch runtime lacks the delegate), subtests stop after serialization
@@ -69,6 +75,11 @@ class Flow:
     @property
     def quantizes(self) -> bool:
         return self.quantizer is not None
+
+    @property
+    def quantize(self) -> bool:
+        """ExecuTorch's suite's name for `quantizes` (its operator tests read it)."""
+        return self.quantizes
 
     def unavailable_reason(self) -> str | None:
         """Why this flow cannot run on this host, or None. Cheap: looks for the modules

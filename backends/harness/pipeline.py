@@ -97,9 +97,11 @@ def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
     """PT2E on the already exported graph (no second export of the eager model)."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    prepared = prepare_pt2e(exported.module(), flow.quantizer())
+    # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
+    # passes do not expect.
+    prepared = prepare_pt2e(exported.module(check_guards=False), flow.quantizer())
     prepared(*inputs)  # calibrate on the test's own inputs
-    converted = convert_pt2e(prepared)
+    converted = convert_pt2e(prepared, fold_quantize=flow.fold_quantize)
     return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)
 
 
@@ -111,10 +113,13 @@ def run_pipeline(
     dynamic_shapes=None,
     tolerance: Tolerance | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
+    run_inputs: tuple | None = None,
 ) -> dict:
     """Run one subtest; return the record fields the pipeline knows (status, stage,
     error, timings, delegation, pte size, output statistics). Never raises for a
-    failure of the model or the backend: that is what the record is for."""
+    failure of the model or the backend: that is what the record is for.
+    `run_inputs` (default: `inputs`) are what the program and eager run on for the
+    comparison; `inputs` trace the export and calibrate quantization."""
     result: dict[str, Any] = {
         "status": None, "stage": None, "error": None, "timings": {},
         "delegated_nodes": None, "undelegated_nodes": None,
@@ -122,17 +127,18 @@ def run_pipeline(
     }
     timer = _Timer(result["timings"], on_stage)
     inputs = tuple(inputs)
+    run_inputs = inputs if run_inputs is None else tuple(run_inputs)
     model = model.eval()
     try:
         with torch.no_grad():
-            expected = timer.run("eager", lambda: model(*inputs))
+            expected = timer.run("eager", lambda: model(*run_inputs))
         exported = timer.run(
             "export", lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
         )
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: _quantize(exported, inputs, flow, dynamic_shapes))
-        _lower_run_compare(exported, inputs, expected, flow, tolerance, timer, result)
+        _lower_run_compare(exported, run_inputs, expected, flow, tolerance, timer, result)
     except StageError as failure:
         result["stage"] = failure.stage
         result["error"] = _error_text(failure.error)
@@ -157,9 +163,9 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
     from executorch.exir import to_edge_transform_and_lower
 
     partitioners = flow.partitioners() if flow.delegates else None
-    edge = timer.run(
-        "lower", lambda: to_edge_transform_and_lower(exported, partitioner=partitioners)
-    )
+    compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
+    edge = timer.run("lower", lambda: to_edge_transform_and_lower(
+        exported, partitioner=partitioners, compile_config=compile_config))
     delegated, undelegated = count_delegation(edge.exported_program())
     found.update(
         delegated_ops=delegated,

@@ -35,6 +35,27 @@ def new_record(flow: Flow | None, context: TestContext, subtest: int, **found) -
     )
 
 
+def random_like(inputs) -> tuple:
+    """Fresh inputs with the shapes and dtypes of `inputs` (drawn from the seeded torch
+    generator): floats from a normal distribution, integers and booleans from the range
+    the given ones span, so indices stay valid. Non-tensors are kept."""
+    import torch
+
+    def draw(value):
+        if not isinstance(value, torch.Tensor):
+            return value
+        if value.is_floating_point():
+            return torch.randn(value.shape).to(value.dtype)
+        if value.dtype is torch.bool:
+            return torch.rand(value.shape) < 0.5
+        if value.numel() == 0:
+            return value.clone()
+        low, high = int(value.min()), int(value.max())
+        return torch.randint(low, high + 1, value.shape, dtype=value.dtype)
+
+    return tuple(draw(v) for v in inputs)
+
+
 class TestRunner:
     __test__ = False  # not a test class, despite the name
 
@@ -45,10 +66,14 @@ class TestRunner:
         self.records: list[SubtestRecord] = []
         self._on_progress = on_progress
 
-    def lower_and_run_model(self, model, inputs, *, dynamic_shapes=None,
-                            atol: float | None = None, rtol: float | None = None) -> SubtestRecord:
+    def lower_and_run_model(self, model, inputs, generate_random_test_inputs: bool = False, *,
+                            dynamic_shapes=None, atol: float | None = None,
+                            rtol: float | None = None) -> SubtestRecord:
         """Run the flow's pipeline on `model(*inputs)` and record the result.
 
+        `inputs` trace the export and calibrate quantization; with
+        `generate_random_test_inputs` (ExecuTorch's suite's argument) the program is run and
+        compared on fresh seeded inputs of the same shapes and dtypes instead.
         Never raises for a backend failure: the harness fails the test after the test
         body returns, so every subtest of a test is recorded. Returns the record.
         """
@@ -65,6 +90,7 @@ class TestRunner:
         subtest = len(self.records)
         found = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes, tolerance=tolerance,
+            run_inputs=random_like(inputs) if generate_random_test_inputs else None,
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )

@@ -11,6 +11,11 @@ produce the same markers and records as function-style tests:
         def test_add(self, flow, dtype):
             self._test_op(Add(), (torch.rand(3, dtype=dtype),) * 2, flow)
 
+A module written for ExecuTorch's own suite (`executorch/backends/test/suite/operators`)
+runs here with only its imports pointed at this module: `OperatorTest`, `dtype_test`,
+`operator_test` and `TestFlow` exist here, `_test_op` takes its `generate_random_test_inputs`
+and `dynamic_shapes`, and `flow.quantize` reads as there.
+
 New tests should prefer the function style: `def test_add(test_runner): ...`.
 """
 
@@ -20,7 +25,11 @@ import unittest
 
 import pytest
 
+from etsuite.backends.harness.flow import Flow
+
 DEFAULT_DTYPES = ("float32",)
+# ExecuTorch's suite annotates `flow` with its TestFlow: the same role as our Flow.
+TestFlow = Flow
 
 
 class OperatorTest(unittest.TestCase):
