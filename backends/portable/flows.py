@@ -15,8 +15,3 @@ PORTABLE = Flow(
 
 FLOWS = [PORTABLE]
 
-# TEMPORARY (removed once the arm/openvino folders move to expectations.toml).
-PORTABLE_KERNEL_GAPS = {
-    "backends/suite/operators/test_pad.py::test_pad_negative*":
-        "portable constant_pad_nd rejects negative padding at run time (error 0x12)",
-}
