@@ -10,13 +10,6 @@ BACKENDS := $(sort $(patsubst backends/%/flows.py,%,$(wildcard backends/*/flows.
 REPORTS ?= reports
 ARGS ?=
 
-# uv (through tox-uv) does not read pip's configuration: hand it pip's find-links, so a
-# machine with local wheels (e.g. a CPU build of torch) uses them.
-PIP_FIND_LINKS_CONFIG := $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
-ifneq ($(PIP_FIND_LINKS_CONFIG),)
-export UV_FIND_LINKS ?= $(PIP_FIND_LINKS_CONFIG)
-endif
-
 .PHONY: help test test-all summary update-expectations clean test-%
 
 help: ## list the targets

@@ -2,17 +2,39 @@
 
 Every `backends/<name>/flows.py` makes `tox -e <name>` exist (configured by `[testenv]`
 in tox.ini), with the extra packages of `backends/<name>/requirements.txt` when the
-backend has one. So a new backend is its folder and nothing else."""
+backend has one. So a new backend is its folder and nothing else.
+
+It also hands pip's configured find-links to uv (which tox-uv installs with and which
+does not read pip's configuration), so a machine whose pip finds local wheels (e.g. a CPU
+build of torch) gives uv the same ones, however tox is started."""
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tox.config.loader.memory import MemoryLoader
 from tox.plugin import impl
 
 BACKENDS_DIR = Path(__file__).resolve().parent / "backends"
+
+
+def _pip_find_links() -> str:
+    try:
+        found = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return found.stdout.strip() if found.returncode == 0 else ""
+
+
+if not os.environ.get("UV_FIND_LINKS"):
+    _links = _pip_find_links()
+    if _links:
+        os.environ["UV_FIND_LINKS"] = _links
 
 
 def backend_names() -> list[str]:

@@ -1,0 +1,152 @@
+"""Core ML flows (Apple): fp32 and static int8 with Core ML's own PT2E quantizer.
+
+Built from ExecuTorch's public Core ML APIs (`executorch.backends.apple.coreml`), the same
+recipes as ExecuTorch's own `coreml` and `coreml_static_int8` test flows:
+
+- `coreml`: `CoreMLPartitioner` with `CoreMLBackend.generate_compile_specs(
+  minimum_deployment_target=iOS15)`, i.e. the backend's default compile specs (compute
+  units ALL, model type MODEL, compute precision FLOAT16: Core ML's own default; the
+  exported graph is fp32).
+- `coreml_static_int8`: `CoreMLQuantizer` with a coremltools `LinearQuantizerConfig`
+  (symmetric, quint8 activations, qint8 per-channel weights), then the partitioner with
+  minimum deployment target iOS17 (as ExecuTorch's own int8 test flow and PT2E recipe set).
+
+Both need the `coremltools` package (9.0 verified with torch 2.13 / executorch 1.5.1; it
+installs on Linux and lowers there). The ExecuTorch runtime in the PyPI wheel registers no
+"CoreMLBackend" on Linux (the delegate is Objective-C++ and is built only for Apple
+platforms), so on a Linux host every delegated subtest ends `lowered_not_run` after
+serialization; lowering coverage is still measured. With a runtime that registers
+"CoreMLBackend" (macOS), the same flows run and compare.
+
+Cost: `CoreMLQuantizer.annotate` builds its pattern graphs anew on every call: 405 strict
+`torch.export`s of small conv/linear/batch-norm/binary-op x activation patterns, 99% of the
+quantize stage (75 s of CPU per subtest; 280 s wall on a loaded 2-core host). No public
+option skips them (every registered annotator runs for every config). The quantizer factory
+here therefore builds the quantizer once per process and memoizes the pattern graphs
+through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module` (private
+to ExecuTorch; see `_memoized_pattern_graphs`): the graphs depend only on the pattern, and
+the annotations, converted graph and quantized weights were checked byte-identical. The
+harness's warm-up quantizes once in the parent, so forked test children inherit the
+graphs and quantize in 2-5 s. Known gaps are data: expectations.toml beside this file.
+"""
+
+from etsuite.backends.harness.flow import Flow, delegating_flow
+
+# ETCoreMLStrings.delegateIdentifier in the Core ML runtime delegate, and
+# CoreMLBackend.__name__ (the partitioner's backend_id).
+RUNTIME_NAME = "CoreMLBackend"
+REQUIRES = ("torch", "executorch", "executorch.backends.apple.coreml.partition",
+            "executorch.backends.apple.coreml.compiler", "coremltools")
+QUANTIZER_REQUIRES = REQUIRES + ("executorch.backends.apple.coreml.quantizer",
+                                 "coremltools.optimize.torch")
+ENABLE_HINT = "pip install -r backends/coreml/requirements.txt (coremltools==9.0)"
+
+
+def _partitioners_for(target_name: str):
+    """A factory of the Core ML partitioner with the backend's default compile specs for
+    the minimum deployment target `target_name` (a coremltools `ct.target` member)."""
+
+    def make_partitioners() -> list:
+        import coremltools as ct
+        from executorch.backends.apple.coreml.compiler import CoreMLBackend
+        from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+
+        specs = CoreMLBackend.generate_compile_specs(
+            minimum_deployment_target=getattr(ct.target, target_name))
+        return [CoreMLPartitioner(compile_specs=specs)]
+
+    return make_partitioners
+
+
+_QUANTIZER = None
+
+
+def _static_int8_quantizer():
+    """Core ML's PT2E quantizer with a static int8 linear config (symmetric, quint8
+    activations, qint8 per-channel weights), built once per process."""
+    global _QUANTIZER
+    if _QUANTIZER is None:
+        import coremltools as ct
+        import torch
+        from executorch.backends.apple.coreml.quantizer import CoreMLQuantizer
+
+        _memoized_pattern_graphs()
+        config = ct.optimize.torch.quantization.LinearQuantizerConfig(
+            global_config=ct.optimize.torch.quantization.ModuleLinearQuantizerConfig(
+                quantization_scheme="symmetric",
+                activation_dtype=torch.quint8,
+                weight_dtype=torch.qint8,
+                weight_per_channel=True,
+            )
+        )
+        _QUANTIZER = CoreMLQuantizer(config)
+    return _QUANTIZER
+
+
+def _memoized_pattern_graphs() -> None:
+    """Make `CoreMLQuantizer.annotate` build each pattern graph once per process.
+
+    Every annotate call exports ~200 pattern modules (conv1d/2d/3d and linear, with and
+    without batch norm, times 12 activations, in place or not, and the binary ops) through
+    `_get_aten_graph_module` and matches them against the model; the export is what costs
+    ~100 s. A pattern's graph depends only on the pattern (its op, activation, in-place
+    flag and example-input shapes), so the first call's graph is kept and each call gets a
+    deep copy (SubgraphMatcherWithNameNodeMap rewrites the pattern's output node in place,
+    so one graph cannot be matched twice). The key is the pattern's code, closure values
+    and input shapes. Disable with ETSUITE_COREML_NO_PATTERN_CACHE=1 (for timing the original path)."""
+    import copy
+    import os
+
+    import executorch.backends.apple.coreml.quantizer._coreml_quantizer_utils as utils
+
+    original = getattr(utils, "_get_aten_graph_module", None)
+    if (os.environ.get("ETSUITE_COREML_NO_PATTERN_CACHE") or original is None
+            or getattr(original, "_etsuite_memoized", False)):
+        return  # disabled, an ExecuTorch without this hook (nothing to speed up), or done
+    cache: dict = {}
+
+    def memoized(pattern, example_inputs, is_cuda=False):
+        key = _pattern_key(pattern, example_inputs, is_cuda)
+        if key is None:
+            return original(pattern, example_inputs, is_cuda)
+        if key not in cache:
+            cache[key] = original(pattern, example_inputs, is_cuda)
+        # The matcher rewrites the pattern graph's output in place, hence a copy each time.
+        return copy.deepcopy(cache[key])
+
+    memoized._etsuite_memoized = True
+    utils._get_aten_graph_module = memoized
+
+
+def _pattern_key(pattern, example_inputs, is_cuda):
+    """What determines a pattern graph: the Pattern class's code and the values its
+    forward closes over (op, activation function, in-place flag), plus input shapes and
+    dtypes. None when something is not hashable (then the graph is built as before)."""
+    forward = type(pattern).forward
+    try:
+        closure = tuple(cell.cell_contents for cell in (forward.__closure__ or ()))
+        shapes = tuple((tuple(t.shape), t.dtype) for t in example_inputs)
+        key = (forward.__code__, closure, shapes, is_cuda)
+        hash(key)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return key
+
+
+def _coreml_flow(name: str, description: str, target_name: str, quantizer=None,
+                 requires=REQUIRES) -> Flow:
+    return delegating_flow(
+        name, "coreml", description, partitioners=_partitioners_for(target_name),
+        quantizer=quantizer, runtime_backend=RUNTIME_NAME, requires=requires,
+        enable_hint=ENABLE_HINT,
+    )
+
+
+COREML = _coreml_flow("coreml", "fp32 graph, default compile specs (iOS15)", "iOS15")
+COREML_STATIC_INT8 = _coreml_flow(
+    "coreml_static_int8",
+    "static int8: quint8 activations, qint8 per-channel weights (CoreMLQuantizer, iOS17)",
+    "iOS17", quantizer=_static_int8_quantizer, requires=QUANTIZER_REQUIRES,
+)
+
+FLOWS = [COREML, COREML_STATIC_INT8]
