@@ -134,5 +134,6 @@ def test_a_module_shaped_like_executorchs_runs_with_only_its_imports_changed(pyt
         "test_abs_nan[xnnpack]": "skipped",
     }
     statuses = {r["test_id"].split("::", 2)[2]: r["status"] for r in run.records()}
-    assert statuses["test_abs_random_inputs[xnnpack]"] == "pass"
-    assert statuses["test_embedding_random_indices[xnnpack]"] == "pass"
+    # ran on fresh inputs and matched eager (XNNPACK may leave these ops to portable kernels)
+    assert statuses["test_abs_random_inputs[xnnpack]"] in ("pass", "pass_undelegated")
+    assert statuses["test_embedding_random_indices[xnnpack]"] in ("pass", "pass_undelegated")

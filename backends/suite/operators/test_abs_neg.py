@@ -32,9 +32,7 @@ def test_abs_neg_dtype(test_runner, op, dtype):
     test_runner.lower_and_run_model(OPS[op](), (_input((3, 4, 7), dtype),))
 
 
-@pytest.mark.parametrize(
-    "shape", [(17,), (1, 1, 5), (2, 1, 3, 1, 4), (8, 32, 64)], ids=["rank1", "size1_dims", "rank5", "larger"]
-)
+@pytest.mark.parametrize("shape", [(17,), (2, 1, 3, 1, 4), (8, 32, 64)], ids=["rank1", "rank5", "larger"])
 def test_abs_shapes(test_runner, shape):
     test_runner.lower_and_run_model(Abs(), (torch.randn(shape),))
 
@@ -51,7 +49,6 @@ def test_neg_int_extremes(test_runner):
     test_runner.lower_and_run_model(Neg(), (x,))
 
 
-@pytest.mark.parametrize("op", list(OPS))
-def test_abs_neg_dynamic_shape(test_runner, op):
+def test_abs_neg_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(OPS[op](), (torch.randn(4, 3, 5),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(Abs(), (torch.randn(4, 3, 5),), dynamic_shapes=({0: batch},))

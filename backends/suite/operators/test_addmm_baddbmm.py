@@ -41,8 +41,8 @@ class Addbmm(torch.nn.Module):
 
 @pytest.mark.parametrize(
     "bias_shape, beta, alpha",
-    [((6,), 1.0, 1.0), ((4, 6), 1.0, 1.0), ((4, 1), 0.5, 2.0), ((4, 6), 0.0, -1.5)],
-    ids=["bias_1d", "bias_2d", "bias_column_alpha_beta", "beta0"],
+    [((6,), 1.0, 1.0), ((4, 1), 0.5, 2.0), ((4, 6), 0.0, -1.5)],
+    ids=["bias_1d", "bias_column_alpha_beta", "beta0"],
 )
 def test_addmm(test_runner, bias_shape, beta, alpha):
     inputs = (torch.randn(bias_shape), torch.randn(4, 8), torch.randn(8, 6))
@@ -57,18 +57,17 @@ def test_addmm_beta0_ignores_nan(test_runner):
 
 @pytest.mark.parametrize(
     "bias_shape, beta, alpha",
-    [((2, 4, 5), 1.0, 1.0), ((1, 4, 5), 0.25, 3.0), ((5,), 0.0, 1.0)],
-    ids=["bias_full", "bias_broadcast_alpha_beta", "beta0"],
+    [((1, 4, 5), 0.25, 3.0), ((5,), 0.0, 1.0)],
+    ids=["bias_broadcast_alpha_beta", "beta0"],
 )
 def test_baddbmm(test_runner, bias_shape, beta, alpha):
     inputs = (torch.randn(bias_shape), torch.randn(2, 4, 7), torch.randn(2, 7, 5))
     test_runner.lower_and_run_model(Baddbmm(beta, alpha), inputs)
 
 
-@pytest.mark.parametrize("beta, alpha", [(1.0, 1.0), (0.5, -2.0)], ids=["default", "alpha_beta"])
-def test_addmv(test_runner, beta, alpha):
+def test_addmv(test_runner):
     inputs = (torch.randn(5), torch.randn(5, 9), torch.randn(9))
-    test_runner.lower_and_run_model(Addmv(beta, alpha), inputs)
+    test_runner.lower_and_run_model(Addmv(0.5, -2.0), inputs)
 
 
 def test_addbmm(test_runner):

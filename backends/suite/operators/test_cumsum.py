@@ -27,7 +27,7 @@ def _input(name, shape, dtype=torch.float32):
     return torch.randn(shape).to(dtype)
 
 
-@pytest.mark.parametrize("dim", [0, 1, -1], ids=["dim0", "dim1", "dim_neg1"])
+@pytest.mark.parametrize("dim", [0, -2], ids=["dim0", "dim_neg2"])
 @pytest.mark.parametrize("op", list(OPS))
 def test_cumulative_dim(test_runner, op, dim):
     test_runner.lower_and_run_model(Cumulative(op, dim), (_input(op, (4, 5, 6)),))
@@ -48,7 +48,7 @@ def test_cumulative_dtype_argument(test_runner, op):
 
 
 def test_cumsum_long_rank1(test_runner):
-    test_runner.lower_and_run_model(Cumulative("cumsum", 0), (torch.rand(4000),))
+    test_runner.lower_and_run_model(Cumulative("cumsum", -1), (torch.rand(4000),))
 
 
 @pytest.mark.parametrize("op", list(OPS))

@@ -31,22 +31,20 @@ class BroadcastToInputShape(torch.nn.Module):
 def _tensor(shape, dtype):
     if dtype == torch.bool:
         return torch.rand(shape) > 0.5
-    if dtype == torch.int32:
-        return torch.randint(-50, 50, shape, dtype=dtype)
     return torch.randn(shape).to(dtype)
 
 
 @pytest.mark.parametrize(
-    "x_shape, y_shape", [((3, 1), (3, 4)), ((4,), (2, 3, 4)), ((1, 3, 1, 5), (2, 3, 4, 5))],
-    ids=["singleton", "new_leading_dims", "4d_mixed"],
+    "x_shape, y_shape", [((4,), (2, 3, 4)), ((1, 3, 1, 5), (2, 3, 4, 5))],
+    ids=["new_leading_dims", "4d_mixed"],
 )
 def test_expand_as(test_runner, x_shape, y_shape):
     test_runner.lower_and_run_model(ExpandAs(), (torch.randn(x_shape), torch.randn(y_shape)))
 
 
 @pytest.mark.parametrize(
-    "x_shape, shape", [((), (2, 3)), ((1,), (5,)), ((2, 1, 3), (4, 2, 5, 3)), ((1, 1, 1, 1, 2), (2, 3, 1, 4, 2))],
-    ids=["0d", "1d", "new_and_singleton", "5d"],
+    "x_shape, shape", [((), (2, 3)), ((2, 1, 3), (4, 2, 5, 3)), ((1, 1, 1, 1, 2), (2, 3, 1, 4, 2))],
+    ids=["0d", "new_and_singleton", "5d"],
 )
 def test_broadcast_to(test_runner, x_shape, shape):
     test_runner.lower_and_run_model(BroadcastTo(shape), (torch.randn(x_shape),))
@@ -62,7 +60,7 @@ def test_broadcast_to_large(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.bfloat16, torch.int32, torch.bool], ids=["bfloat16", "int32", "bool"],
+    "dtype", [torch.bfloat16, torch.bool], ids=["bfloat16", "bool"],
 )
 def test_broadcast_to_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(BroadcastTo((3, 4, 5)), (_tensor((4, 1), dtype),))

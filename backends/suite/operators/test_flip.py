@@ -21,16 +21,13 @@ class FlipLrUd(torch.nn.Module):
 def _tensor(shape, dtype):
     if dtype == torch.bool:
         return torch.rand(shape) > 0.5
-    if dtype == torch.int32:
-        return torch.randint(-50, 50, shape, dtype=dtype)
     return torch.randn(shape).to(dtype)
 
 
 @pytest.mark.parametrize(
     "shape, dims",
-    [((9,), (0,)), ((3, 5), (-1,)), ((2, 3, 4, 5), (1, 3)), ((2, 3, 4), (0, 1, 2)),
-     ((2, 1, 3, 1, 4), (1, -1)), ((2, 3, 4, 5, 3), (-2, 0))],
-    ids=["1d", "2d_last", "4d_two_dims", "3d_all_dims", "5d_size1_dim", "5d_negative_dims"],
+    [((9,), (0,)), ((2, 3, 4, 5), (1, 3)), ((2, 3, 4), (0, 1, 2)), ((2, 3, 4, 5, 3), (-2, 0))],
+    ids=["1d", "4d_two_dims", "3d_all_dims", "5d_negative_dims"],
 )
 def test_flip_dims(test_runner, shape, dims):
     test_runner.lower_and_run_model(Flip(dims), (torch.randn(shape),))
@@ -45,7 +42,7 @@ def test_flip_large(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.bfloat16, torch.int32, torch.bool], ids=["bfloat16", "int32", "bool"],
+    "dtype", [torch.bfloat16, torch.bool], ids=["bfloat16", "bool"],
 )
 def test_flip_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(Flip((0, -1)), (_tensor((3, 4, 5), dtype),))

@@ -21,9 +21,17 @@ def _grid(*shape):
     return torch.rand(*shape) * 2.4 - 1.2
 
 
-@pytest.mark.parametrize("align_corners", [False, True], ids=["no_align", "align_corners"])
-@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+GRID_CASES = [
+    ("bilinear", "zeros", False), ("bilinear", "border", True), ("bilinear", "reflection", False),
+    ("bilinear", "reflection", True), ("nearest", "zeros", True), ("nearest", "border", False),
+    ("nearest", "reflection", True),
+]
+
+
+@pytest.mark.parametrize(
+    "mode, padding_mode, align_corners", GRID_CASES,
+    ids=[f"{m}_{p}_{'align_corners' if a else 'no_align'}" for m, p, a in GRID_CASES],
+)
 def test_grid_sample(test_runner, mode, padding_mode, align_corners):
     inputs = (torch.randn(2, 3, 5, 7), _grid(2, 4, 6, 2))
     test_runner.lower_and_run_model(GridSample(mode, padding_mode, align_corners), inputs)
@@ -37,13 +45,6 @@ def test_grid_sample_bicubic(test_runner):
 def test_grid_sample_3d_trilinear(test_runner):
     inputs = (torch.randn(1, 2, 4, 5, 6), _grid(1, 3, 4, 5, 3))
     test_runner.lower_and_run_model(GridSample("bilinear", "zeros", False), inputs)
-
-
-def test_grid_sample_identity_affine(test_runner):
-    theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
-    grid = torch.nn.functional.affine_grid(theta, (1, 3, 8, 8), align_corners=False)
-    test_runner.lower_and_run_model(GridSample("bilinear", "zeros", False),
-                                    (torch.randn(1, 3, 8, 8), grid))
 
 
 def test_grid_sample_large(test_runner):

@@ -88,7 +88,7 @@ def test_index_large(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.bfloat16, torch.bool], ids=["bfloat16", "bool"],
+    "dtype", [torch.bool], ids=["bool"],
 )
 def test_index_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(IndexDim0(), (_tensor((5, 3), dtype), torch.tensor([4, 1, 1])))

@@ -31,15 +31,13 @@ class AttentionMaskFill(torch.nn.Module):
 def _tensor(shape, dtype):
     if dtype == torch.bool:
         return torch.rand(shape) > 0.5
-    if dtype == torch.int32:
-        return torch.randint(-50, 50, shape, dtype=dtype)
     return torch.randn(shape).to(dtype)
 
 
 @pytest.mark.parametrize(
     "shape, mask_shape",
-    [((9,), (9,)), ((2, 3, 4, 5), (1, 3, 1, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4, 2), (2, 1, 3, 4, 2))],
-    ids=["1d", "4d_broadcast_mask", "3d_trailing_mask", "5d"],
+    [((2, 3, 4, 5), (1, 3, 1, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4, 2), (2, 1, 3, 4, 2))],
+    ids=["4d_broadcast_mask", "3d_trailing_mask", "5d"],
 )
 def test_masked_fill(test_runner, shape, mask_shape):
     mask = torch.rand(mask_shape) > 0.5
@@ -67,10 +65,10 @@ def test_masked_fill_large(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.bfloat16, torch.int32, torch.bool], ids=["bfloat16", "int32", "bool"],
+    "dtype", [torch.bfloat16, torch.bool], ids=["bfloat16", "bool"],
 )
 def test_masked_fill_dtype(test_runner, dtype):
-    value = True if dtype == torch.bool else 3
+    value = True if dtype == torch.bool else 3.0
     inputs = (_tensor((3, 4, 5), dtype), torch.rand(3, 4, 5) > 0.5)
     test_runner.lower_and_run_model(MaskedFill(value), inputs)
 

@@ -52,8 +52,7 @@ def _unique_index(shape, dim, size):
 
 @pytest.mark.parametrize(
     "shape, dim, src_shape",
-    [((4, 5), 0, (3, 5)), ((3, 7), 1, (2, 4)), ((2, 3, 6), -1, (2, 3, 6))],
-    ids=["2d_dim0", "2d_dim1_smaller_src", "3d_permutation"],
+    [((3, 7), 1, (2, 4)), ((2, 3, 6), -1, (2, 3, 6))], ids=["2d_smaller_src", "3d_permutation"],
 )
 def test_scatter_src(test_runner, shape, dim, src_shape):
     dim_pos = dim % len(shape)
@@ -75,8 +74,7 @@ def test_scatter_add(test_runner, shape, dim, src_shape):
     test_runner.lower_and_run_model(ScatterAdd(dim), (torch.randn(shape), index, torch.randn(src_shape)))
 
 
-REDUCTIONS = [("sum", True), ("prod", True), ("amax", True), ("amin", True), ("mean", True),
-              ("amax", False), ("mean", False)]
+REDUCTIONS = [("sum", True), ("prod", True), ("amin", True), ("amax", False), ("mean", False)]
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,6 @@ class Cast(torch.nn.Module):
         return x.to(self.dtype)
 
 
-class CastAdd(torch.nn.Module):
-    def forward(self, x, y):
-        return x.to(torch.float32) + y.float()
-
-
 def _tensor(shape, dtype):
     if dtype == torch.bool:
         return torch.rand(shape) > 0.5
@@ -58,11 +53,6 @@ def test_cast_float_to_bool_zeros(test_runner):
 def test_cast_float16_overflow_inf_nan(test_runner):
     x = torch.tensor([1e5, -1e5, 65504.0, float("inf"), float("-inf"), float("nan"), 1e-8])
     test_runner.lower_and_run_model(Cast(torch.float16), (x,))
-
-
-def test_cast_mixed_inputs(test_runner):
-    inputs = (torch.randn(2, 3).to(torch.float16), torch.randint(-5, 5, (2, 3), dtype=torch.int32))
-    test_runner.lower_and_run_model(CastAdd(), inputs)
 
 
 def test_cast_large(test_runner):

@@ -38,8 +38,8 @@ class Col2Im(torch.nn.Module):
 
 @pytest.mark.parametrize(
     "shape, dim, size, step",
-    [((10,), 0, 3, 1), ((2, 9), 1, 4, 2), ((2, 7, 3), 1, 2, 3), ((2, 3, 8, 5), -2, 8, 1)],
-    ids=["1d_overlapping", "2d_step2", "3d_step_larger_than_size", "4d_whole_dim"],
+    [((10,), 0, 3, 1), ((2, 7, 3), 1, 2, 3), ((2, 3, 8, 5), -2, 8, 1)],
+    ids=["1d_overlapping", "3d_step_larger_than_size", "4d_whole_dim"],
 )
 def test_tensor_unfold(test_runner, shape, dim, size, step):
     test_runner.lower_and_run_model(TensorUnfold(dim, size, step), (torch.randn(shape),))
@@ -47,8 +47,7 @@ def test_tensor_unfold(test_runner, shape, dim, size, step):
 
 @pytest.mark.parametrize(
     "kernel_size, options",
-    [(3, {}), ((2, 3), {"stride": 2, "padding": 1}), (2, {"dilation": 2})],
-    ids=["k3", "k2x3_stride2_pad1", "dilation2"],
+    [((2, 3), {"stride": 2, "padding": 1}), (2, {"dilation": 2})], ids=["k2x3_stride2_pad1", "dilation2"],
 )
 def test_im2col(test_runner, kernel_size, options):
     test_runner.lower_and_run_model(Im2Col(kernel_size, **options), (torch.randn(2, 3, 7, 8),))
