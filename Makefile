@@ -52,7 +52,7 @@ summary: $(TOX)
 update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
-	$(TOX) -e expectations -- update --backend $(BACKEND)
+	$(TOX) -e expectations -- --backend $(BACKEND)
 
 clean:
 	rm -rf reports .tox $(TOOLS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness import expectations as ex
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract import Status, case_id
 from etsuite.backends.harness.registry import builtin_flows
 
 EXPECTATIONS = """\
@@ -198,7 +198,21 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
             result.entries, key=lambda e: ex.KINDS.index(e.kind))]
 
 
-def test_case_of_removes_only_the_flow():
-    assert ex.case_of("a.py::t[xnnpack-float16]", "xnnpack") == "a.py::t[float16]"
-    assert ex.case_of("a.py::t[xnnpack]", "xnnpack") == "a.py::t"
-    assert ex.case_of("a.py::t[-1-xnnpack]", "xnnpack") == "a.py::t[-1]"
+def test_case_id_removes_only_the_flow():
+    assert case_id("a.py::t[xnnpack-float16]", "xnnpack") == "a.py::t[float16]"
+    assert case_id("a.py::t[xnnpack]", "xnnpack") == "a.py::t"
+    assert case_id("a.py::t[-1-xnnpack]", "xnnpack") == "a.py::t[-1]"
+    assert case_id("a.py::t", "xnnpack") == "a.py::t"
+
+
+def test_update_command_refuses_bad_input(tmp_path):
+    """The command behind `make update-expectations`: unknown backend and missing report
+    are usage errors (the rewrite itself is tested above on a real report)."""
+    from etsuite.backends.harness import update_expectations as cli
+
+    with pytest.raises(SystemExit) as unknown:
+        cli.main(["--backend", "nosuch", str(tmp_path / "r.json")])
+    assert unknown.value.code == 2
+    with pytest.raises(SystemExit) as missing:
+        cli.main(["--backend", "portable", str(tmp_path / "absent.json")])
+    assert missing.value.code == 2

@@ -291,10 +291,7 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
 
 def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
     """A test without records still names its flow in its parameter id."""
-    if not nodeid.endswith("]") or "[" not in nodeid:
-        return None
-    params = nodeid[nodeid.index("[") + 1:-1]
-    return next((part for part in params.split("-") if part in flows), None)
+    return next((part for part in ct.param_ids(nodeid) if part in flows), None)
 
 
 # ---------------------------------------------------------------- results streams

@@ -167,6 +167,21 @@ def test_case_id(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
+def param_ids(nodeid: str) -> list[str]:
+    """The parameter ids in a node id's brackets, split at "-" ([] when it has none).
+    A flow name never contains "-", so finding the flow among them is exact."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return []
+    return nodeid[nodeid.index("[") + 1:-1].split("-")
+
+
+def case_id(nodeid: str, flow: str | None) -> str:
+    """The node id without the flow among its parameter ids: the same for every flow."""
+    rest = [p for p in param_ids(nodeid) if p != flow]
+    base = test_case_id(nodeid)
+    return f"{base}[{'-'.join(rest)}]" if rest else base
+
+
 def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
     """One command, pasted at the repository root, that reruns exactly this test: through
     the backend's tox environment when it has one, else plain pytest."""

@@ -13,8 +13,7 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
 The case id is the test's node id without the flow, with its other parameters, e.g.
 `backends/suite/operators/test_add.py::test_add_dtype[float16]`. A failing case that
 passes, or fails with another status, fails the run with a message that names the entry
-(`file:line`) to change. `python -m etsuite.backends.harness.expectations update` (and
-`make update-expectations BACKEND=<name>`) rewrites the file from the last report, keeping
+(`file:line`) to change. `make update-expectations BACKEND=<name>` (`update_expectations.py`) rewrites the file from the last report, keeping
 every reason written by hand.
 
 Torch-free: read at collection time.
@@ -22,15 +21,13 @@ Torch-free: read at collection time.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord
+from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord, case_id
 
 FILE_NAME = "expectations.toml"
 KINDS = ("fail", "skip", "must_delegate")
@@ -201,15 +198,6 @@ def judge(expectations: Expectations, flow: str, case: str,
 
 # ---------------------------------------------------------------- update from reports
 
-def case_of(test_id: str, flow: str) -> str:
-    """The case id of a node id: without the flow among its parameter ids."""
-    if not test_id.endswith("]") or "[" not in test_id:
-        return test_id
-    base, params = test_id[:-1].split("[", 1)
-    rest = [p for p in params.split("-") if p != flow]
-    return f"{base}[{'-'.join(rest)}]" if rest else base
-
-
 @dataclass
 class Observed:
     """Per (case, flow) of the reports: the failing status (None: it passed), the error's
@@ -231,7 +219,7 @@ def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Obs
             if not records:
                 continue
             flow = records[0].flow
-            key = (case_of(test["nodeid"], flow), flow)
+            key = (case_id(test["nodeid"], flow), flow)
             failing = [r for r in records if r.status in FAILING and r.status is not Status.XPASS]
             if any(r.status is Status.XFAIL for r in records):
                 seen[key] = Observed(None, xfail=True)
@@ -295,42 +283,3 @@ def dump(expectations: Expectations, backend: str) -> str:
                 lines.append(f"status = {_toml_string(entry.status.value)}")
             lines.append(f"reason = {_toml_string(entry.reason)}")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m etsuite.backends.harness.expectations",
-        description="Rewrite a backend's expectations.toml from its last reports.")
-    parser.add_argument("command", choices=["update"])
-    parser.add_argument("--backend", required=True)
-    parser.add_argument("reports", nargs="*", help="JSON reports (default: reports/<backend>.json)")
-    args = parser.parse_args(argv)
-    import etsuite.backends
-
-    backends = Path(next(iter(etsuite.backends.__path__)))
-    known = sorted(p.parent.name for p in backends.glob("*/flows.py"))
-    if args.backend not in known:
-        parser.error(f"unknown backend {args.backend!r}; known backends: {', '.join(known)}")
-    paths = [Path(p) for p in args.reports] or [Path("reports") / f"{args.backend}.json"]
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        parser.error(f"no report {', '.join(missing)}: run `make test-{args.backend}` first")
-    folder = backends / args.backend
-    try:
-        current = load_backend(folder)
-        seen = observe(paths, args.backend)
-    except (ExpectationsError, json.JSONDecodeError, ValueError) as error:
-        sys.stderr.write(f"expectations: error: {error}\n")
-        return 2
-    result = updated(current, seen)
-    (folder / FILE_NAME).write_text(dump(result, args.backend), encoding="utf-8")
-    before = sum(e.kind == "fail" for e in current.entries)
-    after = sum(e.kind == "fail" for e in result.entries)
-    todo = sum(e.reason.startswith("TODO") for e in result.entries)
-    sys.stderr.write(f"expectations: {folder / FILE_NAME}: {after} known failures (was {before}), "
-                     f"{todo} without a reason yet, from {len(seen)} observed cases\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

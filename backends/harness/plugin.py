@@ -17,7 +17,7 @@ import pytest
 
 from etsuite.backends.harness import hookspecs, isolation, stream
 from etsuite.backends.harness.contract import (
-    FAILING, PASSING, Status, SubtestRecord, session_facts,
+    FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, session_facts,
 )
 from etsuite.backends.harness.expectations import judge
 from etsuite.backends.harness.registry import (
@@ -25,7 +25,7 @@ from etsuite.backends.harness.registry import (
 )
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.selection import (
-    UnknownNameError, case_with_params, derive_seed, repro_command, select_flows,
+    UnknownNameError, derive_seed, repro_command, select_flows,
     suite_of, test_case_id,
 )
 
@@ -199,9 +199,7 @@ def _flow_of(item, state: SessionState):
 
 
 def _case_of(item, flow) -> str:
-    callspec = getattr(item, "callspec", None)
-    ids = list(getattr(callspec, "_idlist", [])) if callspec else None
-    return case_with_params(item.nodeid, flow.name if flow else None, ids)
+    return case_id(item.nodeid, flow.name if flow else None)
 
 
 def _backend_marks(item) -> set[str]:
@@ -468,8 +466,7 @@ def pytest_handlecrashitem(crashitem, report, sched):
     """pytest-xdist lost a worker while it ran `crashitem` (isolation off): give the
     report a fail_crash record, so the status travels as a field like any other."""
     state = sched.config.stash[STATE_KEY]
-    params = crashitem[crashitem.index("[") + 1:-1].split("-") if crashitem.endswith("]") else []
-    flow = next((state.flows[p] for p in params if p in state.flows), None)
+    flow = next((state.flows[p] for p in param_ids(crashitem) if p in state.flows), None)
     if flow is None:
         return
     context = TestContext(

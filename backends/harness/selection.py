@@ -35,17 +35,6 @@ def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[s
     return [f for f in flows.values() if f.backend in backends or f.name in flow_names]
 
 
-def case_with_params(nodeid: str, flow_name: str | None, param_ids: list[str] | None) -> str:
-    """The node id without the flow: identical for every flow, so it seeds the inputs."""
-    base = test_case_id(nodeid)
-    if param_ids is None:
-        return base
-    rest = list(param_ids)
-    if flow_name in rest:
-        rest.remove(flow_name)
-    return f"{base}[{'-'.join(rest)}]" if rest else base
-
-
 def derive_seed(session_seed: int, case: str) -> int:
     """Stable across processes and machines (unlike hash()), distinct per case."""
     digest = hashlib.md5(case.encode("utf-8")).digest()

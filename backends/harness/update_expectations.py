@@ -1,0 +1,49 @@
+"""`python -m etsuite.backends.harness.update_expectations --backend NAME [REPORT...]`
+(`make update-expectations BACKEND=NAME`): rewrite a backend's expectations.toml from its
+last reports, keeping the reasons written by hand (see expectations.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from etsuite.backends.harness.expectations import (
+    FILE_NAME, ExpectationsError, dump, load_backend, observe, updated,
+)
+from etsuite.backends.harness.registry import backend_folders, backends_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m etsuite.backends.harness.update_expectations",
+        description="Rewrite a backend's expectations.toml from its last reports.")
+    parser.add_argument("--backend", required=True)
+    parser.add_argument("reports", nargs="*", help="JSON reports (default: reports/<backend>.json)")
+    args = parser.parse_args(argv)
+    if args.backend not in backend_folders():
+        parser.error(f"unknown backend {args.backend!r}; known backends: {', '.join(backend_folders())}")
+    paths = [Path(p) for p in args.reports] or [Path("reports") / f"{args.backend}.json"]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no report {', '.join(missing)}: run `make test-{args.backend}` first")
+    folder = backends_dir() / args.backend
+    try:
+        current = load_backend(folder)
+        seen = observe(paths, args.backend)
+    except (ExpectationsError, json.JSONDecodeError, ValueError) as error:
+        sys.stderr.write(f"update-expectations: error: {error}\n")
+        return 2
+    result = updated(current, seen)
+    (folder / FILE_NAME).write_text(dump(result, args.backend), encoding="utf-8")
+    before = sum(e.kind == "fail" for e in current.entries)
+    after = sum(e.kind == "fail" for e in result.entries)
+    todo = sum(e.reason.startswith("TODO") for e in result.entries)
+    sys.stderr.write(f"update-expectations: {folder / FILE_NAME}: {after} known failures (was "
+                     f"{before}), {todo} without a reason yet, from {len(seen)} observed cases\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
