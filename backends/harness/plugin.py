@@ -17,7 +17,7 @@ import pytest
 
 from etsuite.backends.harness import hookspecs, isolation, stream
 from etsuite.backends.harness.contract import (
-    FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, session_facts,
+    FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, session_facts, test_case_id,
 )
 from etsuite.backends.harness.expectations import judge
 from etsuite.backends.harness.registry import (
@@ -26,7 +26,7 @@ from etsuite.backends.harness.registry import (
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.selection import (
     UnknownNameError, derive_seed, repro_command, select_flows,
-    suite_of, test_case_id,
+    suite_of,
 )
 
 RUNNER_KEY = pytest.StashKey[TestRunner]()

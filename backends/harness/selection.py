@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 
 from etsuite.backends.harness.contract import repro_command as contract_repro
-from etsuite.backends.harness.contract import test_case_id
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.registry import backend_folders
 
