@@ -22,10 +22,11 @@ Cost: `CoreMLQuantizer.annotate` builds its pattern graphs anew on every call: 4
 `torch.export`s of small conv/linear/batch-norm/binary-op x activation patterns, 99% of the
 quantize stage (75 s of CPU per subtest; 280 s wall on a loaded 2-core host). No public
 option skips them (every registered annotator runs for every config). The quantizer factory
-here therefore builds the quantizer once per process and memoizes the pattern graphs
-through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module` (private
-to ExecuTorch; see `_memoized_pattern_graphs`): the graphs depend only on the pattern, and
-the annotations, converted graph and quantized weights were checked byte-identical. The
+here therefore builds the quantizer once per process, and the harness memoizes the
+pattern graphs through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module`
+(private to ExecuTorch; see backends/harness/speedups.py): the graphs depend only on the
+pattern, and the annotations, converted graph and quantized weights were checked
+byte-identical. The
 harness's warm-up quantizes once in the parent, so forked test children inherit the
 graphs and quantize in 2-5 s. Known gaps are data: expectations.toml beside this file.
 """
@@ -70,7 +71,6 @@ def _static_int8_quantizer():
         import torch
         from executorch.backends.apple.coreml.quantizer import CoreMLQuantizer
 
-        _memoized_pattern_graphs()
         config = ct.optimize.torch.quantization.LinearQuantizerConfig(
             global_config=ct.optimize.torch.quantization.ModuleLinearQuantizerConfig(
                 quantization_scheme="symmetric",
@@ -81,56 +81,6 @@ def _static_int8_quantizer():
         )
         _QUANTIZER = CoreMLQuantizer(config)
     return _QUANTIZER
-
-
-def _memoized_pattern_graphs() -> None:
-    """Make `CoreMLQuantizer.annotate` build each pattern graph once per process.
-
-    Every annotate call exports ~200 pattern modules (conv1d/2d/3d and linear, with and
-    without batch norm, times 12 activations, in place or not, and the binary ops) through
-    `_get_aten_graph_module` and matches them against the model; the export is what costs
-    ~100 s. A pattern's graph depends only on the pattern (its op, activation, in-place
-    flag and example-input shapes), so the first call's graph is kept and each call gets a
-    deep copy (SubgraphMatcherWithNameNodeMap rewrites the pattern's output node in place,
-    so one graph cannot be matched twice). The key is the pattern's code, closure values
-    and input shapes. Disable with ETSUITE_COREML_NO_PATTERN_CACHE=1 (for timing the original path)."""
-    import copy
-    import os
-
-    import executorch.backends.apple.coreml.quantizer._coreml_quantizer_utils as utils
-
-    original = getattr(utils, "_get_aten_graph_module", None)
-    if (os.environ.get("ETSUITE_COREML_NO_PATTERN_CACHE") or original is None
-            or getattr(original, "_etsuite_memoized", False)):
-        return  # disabled, an ExecuTorch without this hook (nothing to speed up), or done
-    cache: dict = {}
-
-    def memoized(pattern, example_inputs, is_cuda=False):
-        key = _pattern_key(pattern, example_inputs, is_cuda)
-        if key is None:
-            return original(pattern, example_inputs, is_cuda)
-        if key not in cache:
-            cache[key] = original(pattern, example_inputs, is_cuda)
-        # The matcher rewrites the pattern graph's output in place, hence a copy each time.
-        return copy.deepcopy(cache[key])
-
-    memoized._etsuite_memoized = True
-    utils._get_aten_graph_module = memoized
-
-
-def _pattern_key(pattern, example_inputs, is_cuda):
-    """What determines a pattern graph: the Pattern class's code and the values its
-    forward closes over (op, activation function, in-place flag), plus input shapes and
-    dtypes. None when something is not hashable (then the graph is built as before)."""
-    forward = type(pattern).forward
-    try:
-        closure = tuple(cell.cell_contents for cell in (forward.__closure__ or ()))
-        shapes = tuple((tuple(t.shape), t.dtype) for t in example_inputs)
-        key = (forward.__code__, closure, shapes, is_cuda)
-        hash(key)
-    except (TypeError, ValueError, AttributeError):
-        return None
-    return key
 
 
 def _coreml_flow(name: str, description: str, target_name: str, quantizer=None,

@@ -20,6 +20,9 @@ from etsuite.backends.harness.contract import STAGE_FAILURE, Status, trim_error
 from etsuite.backends.harness.flow import Flow, Tolerance
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram
+from etsuite.backends.harness import speedups
+
+speedups.apply()
 
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
@@ -99,7 +102,9 @@ def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
 
     # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
     # passes do not expect.
-    prepared = prepare_pt2e(exported.module(check_guards=False), flow.quantizer())
+    quantizer = flow.quantizer()
+    speedups.memoize_pattern_graphs()  # the quantizer's own modules are imported by now
+    prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
     prepared(*inputs)  # calibrate on the test's own inputs
     converted = convert_pt2e(prepared, fold_quantize=flow.fold_quantize)
     return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)

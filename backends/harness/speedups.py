@@ -1,0 +1,161 @@
+"""Fixed costs of lowering and quantizing that the suite pays once per process instead of
+once per subtest.
+
+Found by profiling (see tools/benchmark.py and the README's performance section), not
+guessed:
+- every `run_decompositions` call (about five per `to_edge_transform_and_lower`)
+  recomputes the set of preservable CompositeImplicitAutograd ops by walking every operator
+  namespace and re-materialising every C++ op in each of them, about 0.4 s per call here,
+  the same for a one-op model as for a network. The answer changes only when an operator
+  is registered, so it is memoised on a key that changes whenever one is.
+- PT2E quantizers match the model against pattern graphs that they build with a strict
+  `torch.export` of a small pattern function on every `annotate` call: XNNPACK's conv +
+  batch-norm patterns (8 exports, 60% of a static int8 subtest), Core ML's ~400 patterns
+  (about 100 s per subtest). A pattern's graph depends only on the pattern's code, the
+  values it closes over and the example inputs' shapes, so the first graph is kept and
+  each caller gets a deep copy (matchers rewrite the pattern graph in place).
+
+The harness's warm-up lowers and quantizes once in the parent process, so forked test
+children inherit the filled caches.
+
+Each speed-up leaves the graphs and verdicts unchanged (the benchmark compares verdicts),
+and applies only when the torch internals it relies on have the expected shape, so a
+different torch version runs unaccelerated rather than wrong.
+`ETSUITE_NO_SPEEDUPS=1` turns them all off, to compare or to rule them out.
+"""
+
+from __future__ import annotations
+
+import os
+
+_applied: list[str] = []
+
+
+def apply() -> list[str]:
+    """Install the speed-ups (idempotent); returns the names of those in effect."""
+    if _applied or os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
+        return list(_applied)
+    if _memoize_preservable_cia_ops():
+        _applied.append("preservable-cia-ops-cache")
+    memoize_pattern_graphs()
+    return list(_applied)
+
+
+# Where PT2E quantizers build their pattern graphs: (module, function name). A module is
+# patched once it has been imported (a flow imports its quantizer lazily), so the pipeline
+# calls `memoize_pattern_graphs` again after building a quantizer.
+PATTERN_GRAPH_BUILDERS = (
+    ("torchao.quantization.pt2e.utils", "_get_aten_graph_module_for_pattern"),
+    ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer_utils",
+     "_get_aten_graph_module_for_pattern"),
+    ("executorch.backends.apple.coreml.quantizer._coreml_quantizer_utils",
+     "_get_aten_graph_module"),
+)
+
+
+def memoize_pattern_graphs() -> None:
+    """Memoise every known pattern-graph builder whose module is imported (idempotent)."""
+    import sys
+
+    if os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
+        return
+    for module_name, attribute in PATTERN_GRAPH_BUILDERS:
+        module = sys.modules.get(module_name)
+        builder = getattr(module, attribute, None)
+        if builder is None or getattr(builder, "_etsuite_memoized", False):
+            continue
+        setattr(module, attribute, _memoized_builder(builder))
+        if "pattern-graph-cache" not in _applied:
+            _applied.append("pattern-graph-cache")
+
+
+def _memoized_builder(build):
+    import copy
+
+    graphs: dict = {}
+
+    def memoized(pattern, example_inputs, is_cuda=False, **kwargs):
+        key = pattern_key(pattern, example_inputs, is_cuda, kwargs)
+        if key is None:
+            return build(pattern, example_inputs, is_cuda, **kwargs)
+        if key not in graphs:
+            graphs[key] = build(pattern, example_inputs, is_cuda, **kwargs)
+        return copy.deepcopy(graphs[key])
+
+    memoized._etsuite_memoized = True
+    memoized.__wrapped__ = build
+    return memoized
+
+
+def _function_identity(function) -> tuple:
+    closure = tuple(cell.cell_contents for cell in (function.__closure__ or ()))
+    return (function.__code__, closure, function.__defaults__,
+            tuple(sorted((function.__kwdefaults__ or {}).items())))
+
+
+def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
+    """What determines a pattern graph: the pattern's forward (and, for a module wrapping
+    a function, that function) with the values they close over, and the example inputs'
+    shapes and dtypes. None, meaning "build it as before", for a pattern with state of its
+    own (parameters, submodules) or anything unhashable."""
+    import torch
+
+    try:
+        if isinstance(pattern, torch.nn.Module):
+            if any(True for _ in pattern.children()) or any(True for _ in pattern.parameters()) \
+                    or any(True for _ in pattern.buffers()):
+                return None
+            identity = (type(pattern), _function_identity(type(pattern).forward))
+            wrapped = getattr(pattern, "fn", None)
+            if wrapped is not None:
+                identity += (_function_identity(wrapped),)
+        else:
+            identity = (_function_identity(pattern),)
+        inputs = tuple((tuple(t.shape), t.dtype) if isinstance(t, torch.Tensor) else t
+                       for t in example_inputs)
+        key = (identity, inputs, is_cuda, tuple(sorted(kwargs.items())))
+        hash(key)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return key
+
+
+def _registry_key() -> tuple:
+    """Changes whenever an operator (C++ or Python, any namespace) is registered or
+    materialised, which is all the memoised answer depends on."""
+    import torch
+
+    cia = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+    namespaces = tuple(
+        (name, len(getattr(getattr(torch.ops, name), "_dir", ()))) for name in torch.ops._dir
+    )
+    return len(cia), namespaces
+
+
+def _memoize_preservable_cia_ops() -> bool:
+    try:
+        import torch._export.utils as export_utils
+        import torch.export.decomp_utils as decomp_utils
+        import torch.export.exported_program as exported_program
+    except ImportError:
+        return False
+    users = (exported_program, decomp_utils)
+    original = getattr(export_utils, "_collect_all_valid_cia_ops", None)
+    if original is None or any(
+            getattr(module, "_collect_all_valid_cia_ops", None) is not original for module in users):
+        return False
+    answers: dict[tuple, object] = {}
+
+    def collect_all_valid_cia_ops():
+        key = _registry_key()
+        if key not in answers:
+            answer = original()
+            # Collecting materialises op packets, which changes the key: file the answer
+            # under the key as it stands afterwards, so the next call finds it.
+            answers[_registry_key()] = answers[key] = answer
+        return answers[key]
+
+    collect_all_valid_cia_ops.__wrapped__ = original
+    for module in (export_utils, *users):
+        module._collect_all_valid_cia_ops = collect_all_valid_cia_ops
+    return True
