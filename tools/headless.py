@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import fcntl
 import json
 import os
 import shutil
-import subprocess
+import signal
 import sys
 import tempfile
 import time
@@ -63,13 +64,23 @@ class Browser:
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             arguments.append("--no-sandbox")  # Chromium refuses to sandbox as root
-        # The shell puts the two pipe ends where the protocol wants them: 3 and 4.
-        self._process = subprocess.Popen(
-            ["sh", "-c", f'exec "$@" 3<&{commands_read} 4>&{replies_write}', "sh", *arguments],
-            pass_fds=(commands_read, replies_write), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        os.close(commands_read)
-        os.close(replies_write)
+        self._log = os.path.join(self._profile.name, "chromium.log")
+        # The protocol wants the pipe ends at 3 and 4. They are first copied above 10 so
+        # that moving one to its place never overwrites the other; every other descriptor
+        # of ours is close-on-exec, as Python opens them.
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (commands_read, replies_write)]
+        try:
+            self._pid = os.posix_spawn(self.executable, arguments, os.environ, file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, self._log, os.O_WRONLY | os.O_CREAT, 0o600),
+                (os.POSIX_SPAWN_DUP2, high[0], 3),
+                (os.POSIX_SPAWN_DUP2, high[1], 4),
+            ])
+        finally:
+            for fd in (*high, commands_read, replies_write):
+                os.close(fd)
+        self._exit: int | None = None
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict] = []
@@ -80,24 +91,30 @@ class Browser:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def running(self) -> bool:
+        if self._exit is None:
+            pid, status = os.waitpid(self._pid, os.WNOHANG)
+            if pid:
+                self._exit = os.waitstatus_to_exitcode(status)
+        return self._exit is None
+
     def close(self) -> None:
-        if self._process.poll() is None:
+        if self.running():
             try:
                 self.send("Browser.close")
             except BrowserError:
                 pass
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+            deadline = time.monotonic() + 10
+            while self.running() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self.running():
+                os.kill(self._pid, signal.SIGKILL)
+                self._exit = os.waitstatus_to_exitcode(os.waitpid(self._pid, 0)[1])
         for fd in (self._commands, self._replies):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        if self._process.stderr:
-            self._process.stderr.close()
         self._profile.cleanup()
 
     # ------------------------------------------------------------ the protocol
@@ -132,9 +149,13 @@ class Browser:
         return json.loads(message)
 
     def _stderr_tail(self) -> str:
-        if self._process.poll() is None or not self._process.stderr:
-            return "(still running)"
-        return self._process.stderr.read().decode(errors="replace")[-2000:]
+        time.sleep(0.2)  # let a dying browser finish
+        state = "still running" if self.running() else f"exit status {self._exit}"
+        try:
+            with open(self._log, encoding="utf-8", errors="replace") as handle:
+                return f"{state}; its stderr ends: {handle.read()[-2000:]}"
+        except OSError:
+            return state
 
     def new_page(self, width: int = 1440, height: int = 900) -> "Page":
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -194,7 +215,7 @@ class Page:
         """A real mouse click (pressed and released) at the middle of the element."""
         box = self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
-            f" if (!e) return null; e.scrollIntoView({{block: 'center', inline: 'center'}});"
+            f" if (!e) return null; e.scrollIntoView({{block: 'center', inline: 'nearest'}});"
             f" const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
         if box is None:
             raise BrowserError(f"nothing matches {selector!r}")

@@ -311,7 +311,7 @@
     const sorted = (key) => (state.sort === key ? ` sorted" data-arrow="${arrow}` : "");
     $("grid-head").innerHTML =
       `<div class="backends" style="grid-template-columns:${template}"><div class="hcell corner"></div>` +
-      groups.map((g) => `<div class="hcell" style="grid-column:span ${g.n}">${esc(g.b)}</div>`).join("") + `</div>` +
+      groups.map((g) => `<div class="hcell" style="grid-column:span ${g.n}"><span>${esc(g.b)}</span></div>`).join("") + `</div>` +
       `<div class="flows" style="grid-template-columns:${template}"><div class="hcell corner${sorted("name")}" data-sort="name">test case</div>` +
       state.columns.map((c) => `<div class="hcell${sorted(String(c))}" data-sort="${c}" title="${esc(D.flows[c].description ?? "")} — click to sort">${esc(flowName(c))}</div>`).join("") +
       `</div>`;
@@ -415,7 +415,7 @@
     undelegated_ops: histogram,
     pte_size: (v) => (v == null ? "–" : `${bytes(v)} <span class="note">(${v} bytes)</span>`),
     outputs: outputsTable,
-    runtime: (v) => esc(v ?? "none (not run)"),
+    runtime: (v) => esc(v ?? "–"),
   };
   const FIELD_LABEL = { pte_size: ".pte size", outputs: "error statistics", delegated_ops: "delegated ops",
                         undelegated_ops: "undelegated ops", delegated_nodes: "delegated nodes",
