@@ -267,22 +267,26 @@ def test_ten_thousand_records_stay_interactive(browser, merged, tmp_path):
     tab = browser.new_page()
     seconds = tab.open(path)
     ready = tab.evaluate("window.etsuiteReady")
-    cases = len({ct.case_id(r.nodeid, r.flow) for r in big.results})
+    cases = len({case_name(r) for r in big.results})
     print(f"\n10,000-record page ({path.stat().st_size / 2**20:.1f} MiB): usable after "
           f"{ready['ms'] / 1000:.2f} s from navigation start ({seconds:.2f} s wall)")
     assert ready["results"] == 10_000 and ready["cases"] == cases
     rendered = tab.evaluate("document.querySelectorAll('#grid-body .grid-row').length")
     assert 0 < rendered < cases / 10  # only the rows in view are in the DOM
     # Scrolling to the end draws the last rows; a cell there opens its record.
-    tab.evaluate("(() => { const g = document.getElementById('grid'); g.scrollTop = g.scrollHeight; })()")
-    last = sorted({tally.display_case(ct.case_id(r.nodeid, r.flow)) for r in big.results})[-1]
-    tab.wait_for(f"[...document.querySelectorAll('#grid-body .case')].some(e => e.textContent === {json.dumps(last)})")
-    index = tab.evaluate("Number([...document.querySelectorAll('#grid-body .cell[data-result]')].pop().dataset.result)")
+    tab.evaluate("(() => { const g = document.getElementById('grid');"
+                 " g.scrollTop = g.scrollHeight; })()")
+    last = sorted({case_name(r) for r in big.results})[-1]
+    tab.wait_for(f"[...document.querySelectorAll('#grid-body .case')]"
+                 f".some(e => e.textContent === {json.dumps(last)})")
+    index = tab.evaluate("Number([...document.querySelectorAll('#grid-body .cell[data-result]')]"
+                         ".pop().dataset.result)")
     open_cell(tab, index)
-    assert tab.evaluate("document.getElementById('repro-text').textContent") == tally.repro(big.results[index])
+    repro = tab.evaluate("document.getElementById('repro-text').textContent")
+    assert repro == tally.repro(big.results[index])
     # A filter over all 10,000 answers with exactly the matching cases.
     tab.click("#detail-close")
     tab.type("#filter-text", "_r119")
-    expected = {tally.display_case(ct.case_id(r.nodeid, r.flow)) for r in big.results if "_r119" in r.nodeid}
+    expected = {case_name(r) for r in big.results if "_r119" in r.nodeid}
     tab.wait_for(f"document.getElementById('shown').textContent.startsWith('{len(expected)} of ')")
     assert set(shown_cases(tab)) == expected

@@ -364,9 +364,7 @@
       const key = h.dataset.sort;
       state.dir = state.sort === key ? -state.dir : 1;
       state.sort = key;
-      const dir = state.dir;
       update();
-      state.dir = dir;
     });
     $("grid-body").addEventListener("click", (e) => {
       const cell = e.target.closest(".cell[data-result]");
