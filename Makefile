@@ -2,6 +2,7 @@
 #   make test            the project's own tests
 #   make test-xnnpack    every XNNPACK flow over the suites -> reports/xnnpack.json + .md
 #   make summary         merge reports/ (or REPORTS="a.json dir/") -> reports/summary.md
+#   make page            the same reports as one HTML page -> reports/index.html
 # Backends are the folders backends/<name>/ that hold a flows.py: nothing to add here.
 PYTHON ?= python3
 TOOLS := .tools
@@ -9,14 +10,19 @@ TOX := $(TOOLS)/bin/tox
 BACKENDS := $(sort $(patsubst backends/%/flows.py,%,$(wildcard backends/*/flows.py)))
 REPORTS ?= reports
 ARGS ?=
+# Earlier runs for the page's history: BASELINE="old/" (one run), HISTORY=folder (one
+# subfolder or report file per run).
+BASELINE ?=
+HISTORY ?=
 
-.PHONY: help test test-all summary update-expectations clean test-%
+.PHONY: help test test-all summary page update-expectations clean test-%
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
 	@for b in $(BACKENDS); do printf '%-26srun the %s flows; writes reports/%s.json and .md\n' "make test-$$b" "$$b" "$$b"; done
 	@echo "make test-all             every backend above (unavailable ones reported as such), then make summary"
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
+	@echo "make page                 the same as one HTML page, reports/index.html (BASELINE=, HISTORY= add history)"
 	@echo "make update-expectations BACKEND=<name>"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
 	@echo "make clean                remove reports/, .tox/ and .tools/"
@@ -48,6 +54,10 @@ test-all: $(TOX)
 
 summary: $(TOX)
 	$(TOX) -e summary -- $(REPORTS) --output reports/summary.md
+
+page: $(TOX)
+	$(TOX) -e summary -- $(REPORTS) --page reports/index.html \
+	  $(if $(BASELINE),--baseline $(BASELINE)) $(if $(HISTORY),--history $(HISTORY))
 
 update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \

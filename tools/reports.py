@@ -154,6 +154,25 @@ def _folder_reports(folder: str) -> list[str]:
     return [os.path.join(folder, n) for n in names]
 
 
+def history_inputs(folder: str) -> list[tuple[str, list[str]]]:
+    """A folder of earlier runs, one entry each: a subfolder holding that run's reports
+    (e.g. a downloaded CI artifact), or a single report file. Returns (entry name, its
+    files) in name order; the caller orders the runs by when they started."""
+    if not os.path.isdir(folder):
+        raise BadInput(folder, "not a folder (--history wants a folder of earlier runs)")
+    entries = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path):
+            entries.append((name, _folder_reports(path)))
+        elif _is_report_name(name):
+            entries.append((name, [path]))
+    if not entries:
+        raise BadInput(folder, "no earlier runs in this folder (subfolders of reports, or "
+                               f"*{REPORT_SUFFIX} / *{STREAM_SUFFIX} files)")
+    return entries
+
+
 # ---------------------------------------------------------------- reading one input
 
 def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:

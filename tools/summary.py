@@ -1,5 +1,6 @@
 """`python -m etsuite.tools.summary INPUTS... --output FILE`: merge JSON reports and results
-streams into one markdown summary.
+streams into one markdown summary; with `--page FILE`, also (or only) the HTML page of the
+support matrix (`tools/page.py`), with its history from `--baseline` and `--history`.
 
 Exit codes say what a CI job needs to know: 0 done, 1 the `--fail-on` condition holds
 (so a job is a gate or a scoreboard on purpose, never by accident), 2 bad input or
@@ -16,7 +17,7 @@ import os
 import sys
 import tempfile
 
-from etsuite.tools import markdown, reports
+from etsuite.tools import markdown, page, reports
 from etsuite.tools import status as st
 from etsuite.tools.budget import assemble, fit, parse_size
 from etsuite.tools.baseline_diff import compare
@@ -57,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=_size_arg, default=DEFAULT_BUDGET, metavar="SIZE",
                         help="largest summary, e.g. 900KiB (default), 1MiB, 50000; long "
                              "sections are cut beyond it")
+    parser.add_argument("--page", metavar="HTML",
+                        help="also write the support matrix as one self-contained HTML page "
+                             "(e.g. reports/index.html); without --output, only the page")
+    parser.add_argument("--history", metavar="FOLDER",
+                        help="earlier runs for the page's history: one subfolder of reports, "
+                             "or one report file, per run (the baseline, if given, is one more)")
     parser.add_argument("--title", default=markdown.DEFAULT_TITLE, help="the summary's heading")
     parser.add_argument("--slowest", type=int, default=10, metavar="N",
                         help="how many of the slowest tests to list (default 10)")
@@ -114,38 +121,67 @@ def exit_code(fail_on: str, merged: reports.Merged, changes) -> int:
     return EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.fail_on == "regressions" and not args.baseline:
-        parser.error("--fail-on regressions needs --baseline")
-    try:
-        merged = reports.load_all(reports.expand_inputs(args.inputs or [DEFAULT_INPUT]))
-        baseline = reports.load_all(reports.expand_inputs(args.baseline)) if args.baseline else None
-    except reports.BadInput as error:
-        sys.stderr.write(f"summary: error: {error}\n")
-        return EXIT_BAD_INPUT
-    changes = compare(merged, baseline) if baseline is not None else None
+def load_history(folder: str | None, baseline: reports.Merged | None) -> list[page.HistoryPoint]:
+    """The earlier runs of the page's history, oldest first: each entry of the folder
+    in the order the runs started, then the baseline (the run this one is compared with)."""
+    points = [page.HistoryPoint(name, reports.load_all(paths))
+              for name, paths in (reports.history_inputs(folder) if folder else [])]
+    points.sort(key=lambda point: (page.started(point.merged) is None,
+                                   page.started(point.merged) or 0.0))
+    if baseline is not None:
+        points.append(page.HistoryPoint("baseline", baseline))
+    return points
+
+
+def write_markdown(args, merged: reports.Merged, changes) -> str:
+    """Write the summary where --output says (or print it); returns what the closing
+    line says about where it went."""
     sections = markdown.build(merged, changes, markdown.Options(args.title, args.slowest))
     full_path = full_path_for(args.output) if args.output else None
     text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
+    if args.output:
+        write_atomically(args.output, text)
+        if cut:
+            write_atomically(full_path, assemble(sections))
+        elif os.path.exists(full_path):
+            os.remove(full_path)  # a stale full version would contradict this summary
+    else:
+        sys.stdout.write(text)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        append_step_summary(step_summary, sections, args.budget, text)
+    return f" -> {args.output}" + (f" (cut; full: {full_path})" if cut else "") if args.output else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.fail_on == "regressions" and not (args.baseline or args.history):
+        parser.error("--fail-on regressions needs --baseline (or --history)")
+    if args.history and not args.page:
+        parser.error("--history is shown on the page: it needs --page")
     try:
-        if args.output:
-            write_atomically(args.output, text)
-            if cut:
-                write_atomically(full_path, assemble(sections))
-            elif os.path.exists(full_path):
-                os.remove(full_path)  # a stale full version would contradict this summary
-        else:
-            sys.stdout.write(text)
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary:
-            append_step_summary(step_summary, sections, args.budget, text)
+        merged = reports.load_all(reports.expand_inputs(args.inputs or [DEFAULT_INPUT]))
+        baseline = reports.load_all(reports.expand_inputs(args.baseline)) if args.baseline else None
+        history = load_history(args.history, baseline)
+    except reports.BadInput as error:
+        sys.stderr.write(f"summary: error: {error}\n")
+        return EXIT_BAD_INPUT
+    if baseline is None and history:
+        baseline = history[-1].merged  # the changes are those since the last run
+    changes = compare(merged, baseline) if baseline is not None else None
+    where = ""
+    try:
+        if args.page:
+            title = page.DEFAULT_TITLE if args.title == markdown.DEFAULT_TITLE else args.title
+            write_atomically(args.page, page.build(merged, changes, history, title))
+            where += f" -> {args.page}"
+        if args.output or not args.page:
+            where += write_markdown(args, merged, changes)
     except OSError as error:
         sys.stderr.write(f"summary: error: cannot write {error.filename}: {error.strerror}\n")
         return EXIT_BAD_INPUT
     failing = sum(1 for r in merged.results if r.status in st.FAILING)
-    where = f" -> {args.output}" + (f" (cut; full: {full_path})" if cut else "") if args.output else ""
     sys.stderr.write(f"summary: {markdown.plural(len(merged.results), 'test')}, {failing} failing, "
                      f"{markdown.plural(len(merged.runs), 'run')}{where}\n")
     return exit_code(args.fail_on, merged, changes)

@@ -1,0 +1,160 @@
+"""The HTML page's data and markup, without a browser: it follows the contract, embeds its
+data safely, needs no network, and the summary CLI writes it (`--page`, `--history`)."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract import Status
+from etsuite.tools import page, reports, summary, tally
+from etsuite.tools.baseline_diff import compare
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "test" / "data" / "reports"
+DATA_SCRIPT = re.compile(r'<script id="etsuite-data" type="application/json">(.*?)</script>', re.S)
+
+
+@pytest.fixture(autouse=True)
+def at_repo_root(monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def load(*paths) -> reports.Merged:
+    return reports.load_all(reports.expand_inputs([str(p) for p in paths]))
+
+
+def embedded(html: str) -> dict:
+    found = DATA_SCRIPT.findall(html)
+    assert len(found) == 1, "the data is embedded exactly once"
+    return json.loads(found[0])
+
+
+def test_every_status_has_a_look_and_the_page_lists_the_contract():
+    assert set(page.STATUS_STYLE) == set(Status)
+    data = page.page_data(load(DATA))
+    assert [s["name"] for s in data["statuses"]] == [s.value for s in Status]
+    assert data["fields"] == list(ct.RECORD_FIELDS)
+    kinds = {s["name"]: s["kind"] for s in data["statuses"]}
+    assert {n for n, k in kinds.items() if k == "passing"} == {s.value for s in ct.PASSING}
+    assert {n for n, k in kinds.items() if k == "failing"} == {s.value for s in ct.FAILING}
+    # Delegated and undelegated passes never look alike.
+    assert page.STATUS_STYLE[Status.PASS][:2] != page.STATUS_STYLE[Status.PASS_UNDELEGATED][:2]
+
+
+def test_results_and_records_round_trip_through_the_page():
+    merged = load(DATA)
+    data = page.page_data(merged)
+    assert len(data["results"]) == len(merged.results)
+    for result, row in zip(merged.results, data["results"]):
+        case, flow, status, nodeid = row[:4]
+        assert nodeid == result.nodeid
+        assert data["statuses"][status]["name"] == result.status.value
+        flow_info = data["flows"][flow]
+        assert (flow_info["backend"], flow_info["flow"]) == tally.flow_key(result)
+        assert data["cases"][case] == tally.display_case(ct.case_id(result.nodeid, result.flow))
+        assert row[9] == tally.repro(result)
+        rebuilt = [ct.SubtestRecord.from_dict(dict(zip(data["fields"], r))) for r in row[10]]
+        assert rebuilt == result.records
+
+
+def test_the_summary_table_matches_the_tally():
+    merged = load(DATA)
+    data = page.page_data(merged)
+    rows = tally.flow_rows(merged, tally.flow_order(merged))
+    assert [(r["backend"], r["flow"], r["total"], r["passing"], r["failing"])
+            for r in data["summary"]["rows"]] == [
+        (r.backend, r.flow, r.total, r.passing, r.failing) for r in rows]
+    assert data["summary"]["total"]["delegated"] == sum(
+        1 for r in merged.results if r.status is Status.PASS)
+
+
+def test_hostile_text_cannot_close_the_data_script():
+    merged = load(DATA / "portable.json")
+    record = merged.results[0].records[0]
+    record.error = "</script><script>alert(1)</script> <!-- \u2028 & nan"
+    record.outputs = [{"max_abs_error": float("nan"), "sqnr_db": float("-inf")}]
+    html = page.build(merged)
+    data = embedded(html)
+    assert html.count("<script") == 2  # the data and the page's own script, nothing else
+    row = data["results"][0][10][0]
+    assert row[data["fields"].index("error")] == record.error
+    assert row[data["fields"].index("outputs")] == [{"max_abs_error": "nan", "sqnr_db": "-inf"}]
+
+
+def test_the_page_needs_no_network():
+    html = page.build(load(DATA))
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I)
+    assert not re.search(r"<link\b|<script[^>]+src=|@import|url\(\s*['\"]?https?:", html, re.I)
+    for asset in ("page.css", "page.js", "page.html"):
+        text = (REPO / "tools" / asset).read_text(encoding="utf-8")
+        assert text.strip()[:200] in html  # inlined, not referenced
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_page_only_writes_the_page_and_no_markdown(tmp_path, capsys):
+    output = tmp_path / "site" / "index.html"
+    assert summary.main(["test/data/reports", "--page", str(output)]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"summary: 83 tests, 24 failing, 7 runs -> {output}\n"
+    assert sorted(p.name for p in output.parent.iterdir()) == ["index.html"]
+    assert len(embedded(output.read_text(encoding="utf-8"))["results"]) == 83
+
+
+def test_page_and_markdown_together(tmp_path):
+    html, md = tmp_path / "index.html", tmp_path / "summary.md"
+    assert summary.main(["test/data/reports/portable.json", "--page", str(html),
+                         "--output", str(md)]) == 0
+    assert md.read_text(encoding="utf-8") == (DATA / "expected" / "portable.md").read_text(
+        encoding="utf-8")
+    assert embedded(html.read_text(encoding="utf-8"))["history"] is None
+
+
+def test_the_baseline_gives_the_changes(tmp_path):
+    html = tmp_path / "index.html"
+    assert summary.main(["test/data/reports/outcomes.json", "--baseline",
+                         "test/data/reports/baseline/outcomes.json", "--page", str(html)]) == 0
+    history = embedded(html.read_text(encoding="utf-8"))["history"]
+    expected = compare(load(DATA / "outcomes.json"), load(DATA / "baseline" / "outcomes.json"))
+    assert [c["nodeid"] for c in history["changes"]["regressions"]] == [
+        c.nodeid for c in expected.regressions]
+    assert [c["nodeid"] for c in history["changes"]["fixes"]] == [c.nodeid for c in expected.fixes]
+    assert [p["label"] for p in history["points"]] == ["baseline", "this run"]
+    assert history["points"][0]["versions"] == [{"torch": "2.13.0+cpu", "executorch": "1.5.1"}]
+
+
+def test_a_history_folder_is_one_point_per_run(tmp_path):
+    """Entries are ordered by when their runs started, not by name; the changes are
+    those since the newest."""
+    folder = tmp_path / "history"
+    (folder / "b-older").mkdir(parents=True)
+    shutil.copy(DATA / "xnnpack-shard1.json", folder / "b-older" / "xnnpack-shard1.json")
+    shutil.copy(DATA / "xnnpack-shard2.json", folder / "b-older" / "xnnpack-shard2.json")
+    shutil.copy(DATA / "baseline" / "outcomes.json", folder / "a-newer.json")
+    older, newer = load(folder / "b-older"), load(folder / "a-newer.json")
+    assert page.started(older) < page.started(newer)
+    html = tmp_path / "index.html"
+    assert summary.main(["test/data/reports/outcomes.json", "--history", str(folder),
+                         "--page", str(html)]) == 0
+    history = embedded(html.read_text(encoding="utf-8"))["history"]
+    assert [p["label"] for p in history["points"]] == ["b-older", "a-newer.json", "this run"]
+    assert history["points"][0]["flows"]["xnnpack"]["total"] == len(
+        [r for r in older.results if r.flow == "xnnpack"])
+    expected = compare(load(DATA / "outcomes.json"), newer)
+    assert len(history["changes"]["regressions"]) == len(expected.regressions) > 0
+
+
+def test_history_errors(tmp_path, capsys):
+    assert summary.main(["test/data/reports/portable.json", "--history", str(tmp_path),
+                         "--page", str(tmp_path / "i.html")]) == 2
+    assert "no earlier runs in this folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        summary.main(["test/data/reports/portable.json", "--history", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "--history is shown on the page: it needs --page" in capsys.readouterr().err

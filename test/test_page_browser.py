@@ -1,0 +1,292 @@
+"""The page in a real browser: headless Chromium (Debian's `chromium`, installed by .ci/run)
+driven over the DevTools pipe by `tools/headless.py`. Every expectation is computed from
+the fixture reports with the same tools the page is built from, then read back from the
+DOM after real clicks and typing. A missing browser fails these tests; it never skips them.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract import Status
+from etsuite.tools import headless, page, reports, summary, tally
+from etsuite.tools.baseline_diff import compare
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "test" / "data" / "reports"
+BASELINE = DATA / "baseline" / "outcomes.json"
+SCREENSHOTS = REPO / "reports" / "page-test"
+
+
+def load(*paths) -> reports.Merged:
+    return reports.load_all(reports.expand_inputs([str(p) for p in paths]))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        executable = headless.find_chromium()
+    except headless.BrowserError as error:
+        pytest.fail(f"the page's browser tests need Chromium: {error}", pytrace=False)
+    with headless.Browser(executable) as running:
+        running.send("Browser.grantPermissions",
+                     {"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+        yield running
+
+
+@pytest.fixture(scope="module")
+def fixture_page_file(tmp_path_factory, browser):
+    """The page of every fixture report, with outcomes.json's baseline as the history."""
+    path = tmp_path_factory.mktemp("page") / "index.html"
+    assert summary.main([str(DATA), "--baseline", str(BASELINE), "--page", str(path)]) == 0
+    return path
+
+
+@pytest.fixture
+def tab(browser, fixture_page_file):
+    opened = browser.new_page()
+    opened.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+    opened.open(fixture_page_file)
+    return opened
+
+
+@pytest.fixture(scope="module")
+def merged():
+    return load(DATA)
+
+
+def texts(tab, selector: str) -> list[str]:
+    return tab.evaluate(f"[...document.querySelectorAll({json.dumps(selector)})]"
+                        f".map(e => e.textContent)")
+
+
+def choose(tab, select_id: str, label: str) -> None:
+    """Pick the option with this text, as a user would, and let the page react."""
+    tab.evaluate(f"""(() => {{ const s = document.getElementById({json.dumps(select_id)});
+        const o = [...s.options].find(o => o.textContent === {json.dumps(label)});
+        s.value = o.value; s.dispatchEvent(new Event('change')); }})()""")
+
+
+def shown_cases(tab) -> list[str]:
+    return texts(tab, "#grid-body .case")
+
+
+def case_name(result) -> str:
+    return tally.display_case(ct.case_id(result.nodeid, result.flow))
+
+
+def cases_where(merged, keep) -> list[str]:
+    return sorted({case_name(r) for r in merged.results if keep(r)})
+
+
+def index_of(merged, keep) -> int:
+    return next(i for i, r in enumerate(merged.results) if keep(r))
+
+
+def open_cell(tab, index: int) -> None:
+    tab.click(f'.cell[data-result="{index}"]')
+    tab.wait_for("!document.getElementById('detail').hidden")
+
+
+def field(tab, name: str) -> str:
+    return tab.evaluate(f"document.querySelector('#detail [data-field=\"{name}\"]').textContent")
+
+
+# ---------------------------------------------------------------- filters and sorting
+
+def test_every_case_and_flow_is_shown_grouped_by_backend(tab, merged):
+    all_cases = cases_where(merged, lambda r: True)
+    assert shown_cases(tab) == all_cases  # the grid holds them all: 25 rows fit the view
+    order = tally.flow_order(merged)
+    assert texts(tab, "#grid-head .flows .hcell")[1:] == [flow or "(no flow)" for _, flow in order]
+    backends = []
+    for backend, _ in order:
+        if not backends or backends[-1] != (backend or "(none)"):
+            backends.append(backend or "(none)")
+    assert texts(tab, "#grid-head .backends .hcell")[1:] == backends
+    assert tab.evaluate("document.getElementById('shown').textContent").startswith(
+        f"{len(all_cases)} of {len(all_cases)} cases")
+
+
+def test_filter_by_backend_then_flow(tab, merged):
+    choose(tab, "filter-backend", "xnnpack")
+    xnnpack_flows = [flow for backend, flow in tally.flow_order(merged) if backend == "xnnpack"]
+    assert texts(tab, "#grid-head .flows .hcell")[1:] == xnnpack_flows
+    assert shown_cases(tab) == cases_where(merged, lambda r: r.backend == "xnnpack")
+    choose(tab, "filter-flow", "xnnpack_static_int8_per_tensor")
+    assert texts(tab, "#grid-head .flows .hcell")[1:] == ["xnnpack_static_int8_per_tensor"]
+    assert shown_cases(tab) == cases_where(
+        merged, lambda r: r.flow == "xnnpack_static_int8_per_tensor")
+
+
+def test_filter_by_status(tab, merged):
+    tab.click('button[data-action="failing"]')
+    assert shown_cases(tab) == cases_where(merged, lambda r: r.status in ct.FAILING)
+    lit = set(tab.evaluate("[...document.querySelectorAll('#grid-body .cell[data-status]:not(.dim)')]"
+                           ".map(e => e.dataset.status)"))
+    assert lit and lit <= {s.value for s in ct.FAILING}
+    # One more status on top: its chip toggles it in.
+    tab.click('button[data-status="%d"]' % list(Status).index(Status.LOWERED_NOT_RUN))
+    assert shown_cases(tab) == cases_where(
+        merged, lambda r: r.status in ct.FAILING or r.status is Status.LOWERED_NOT_RUN)
+
+
+def test_filter_by_text_in_case_names_and_errors(tab, merged):
+    tab.type("#filter-text", "libquant")
+    expected = cases_where(merged, lambda r: any("libquant" in (x.error or "") for x in r.records))
+    assert expected  # the faulty quantizer's error names its library
+    tab.wait_for(f"document.querySelectorAll('#grid-body .case').length === {len(expected)}")
+    assert shown_cases(tab) == expected
+    tab.evaluate("(() => { const i = document.getElementById('filter-text'); i.value = '';"
+                 " i.dispatchEvent(new Event('input')); })()")
+    tab.type("#filter-text", "TEST_TIMEOUT")  # case-insensitive, on the case name
+    expected = cases_where(merged, lambda r: "test_timeout" in case_name(r).lower())
+    tab.wait_for(f"document.querySelectorAll('#grid-body .case').length === {len(expected)}")
+    assert shown_cases(tab) == expected
+
+
+def test_sorting_by_a_flow_column_and_by_name(tab, merged):
+    rank = {s.value: i for i, s in enumerate(Status)}
+    flows = [flow for _, flow in tally.flow_order(merged)]
+    column = flows.index("faulty_lower") + 2  # 1-based, after the case column
+    read = ("[...document.querySelectorAll('#grid-body .grid-row')]"
+            ".sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))"
+            f".map(r => r.children[{column - 1}].dataset.status || null)")
+    tab.click('#grid-head .flows .hcell[data-sort="%d"]' % flows.index("faulty_lower"))
+    up = [rank[s] for s in tab.evaluate(read) if s]
+    assert len(set(up)) > 1 and up == sorted(up)
+    tab.click('#grid-head .flows .hcell[data-sort="%d"]' % flows.index("faulty_lower"))
+    down = [rank[s] for s in tab.evaluate(read) if s]
+    assert down == sorted(up, reverse=True)
+    tab.click('#grid-head .flows .hcell[data-sort="name"]')
+    assert shown_cases(tab) == cases_where(merged, lambda r: True)
+
+
+# ---------------------------------------------------------------- cells and the detail
+
+def test_delegation_is_visible_in_the_cells(tab, merged):
+    delegated = index_of(merged, lambda r: r.status is Status.PASS and r.records)
+    undelegated = index_of(merged, lambda r: r.status is Status.PASS_UNDELEGATED)
+    style = ("(() => { const s = getComputedStyle(document.querySelector('.cell[data-result=\"%d\"]'));"
+             " return [s.backgroundColor, s.backgroundImage]; })()")
+    pass_look, undelegated_look = tab.evaluate(style % delegated), tab.evaluate(style % undelegated)
+    assert pass_look[0] != undelegated_look[0]
+    assert pass_look[1] == "none" and undelegated_look[1].startswith("repeating-linear-gradient")
+    record = merged.results[undelegated].records[0]
+    text = tab.evaluate(f"document.querySelector('.cell[data-result=\"{undelegated}\"]').textContent")
+    assert f"0/{record.undelegated_nodes}" in text
+
+
+def test_a_failing_cell_shows_its_record_and_repro(tab, merged):
+    index = index_of(merged, lambda r: r.status is Status.FAIL_LOWER)
+    result = merged.results[index]
+    record = next(r for r in result.records if r.status is Status.FAIL_LOWER)
+    open_cell(tab, index)
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == result.nodeid
+    assert tab.evaluate("document.getElementById('detail-status').textContent") == "fail_lower"
+    assert field(tab, "stage") == record.stage == "lower"
+    assert field(tab, "error") == record.error
+    assert field(tab, "seed") == str(record.seed)
+    repro = tab.evaluate("document.getElementById('repro-text').textContent")
+    assert repro == tally.repro(result) and result.nodeid in repro
+    tab.click("#copy-repro")
+    tab.wait_for("document.getElementById('copy-repro').textContent === 'copied'")
+    assert tab.evaluate("navigator.clipboard.readText()") == repro
+    tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Escape"})
+    tab.wait_for("document.getElementById('detail').hidden")
+
+
+def test_a_passing_cell_shows_sizes_ops_statistics_and_timings(tab, merged):
+    index = index_of(merged, lambda r: r.status is Status.PASS and any(
+        x.delegated_ops and x.pte_size for x in r.records))
+    record = merged.results[index].records[0]
+    open_cell(tab, index)
+    assert f"({record.pte_size} bytes)" in field(tab, "pte_size")
+    assert field(tab, "delegated_nodes") == str(record.delegated_nodes)
+    for op, count in {**record.delegated_ops, **record.undelegated_ops}.items():
+        assert f"{op}×{count}" in field(tab, "delegated_ops") + field(tab, "undelegated_ops")
+    timings = field(tab, "timings")
+    assert all(stage in timings for stage in record.timings) and "total" in timings
+    statistics = field(tab, "outputs")
+    assert all(key in statistics for key in record.outputs[0])
+    assert field(tab, "runtime") == (record.runtime or "–")
+
+
+def test_history_and_changes_since_the_baseline(tab, merged):
+    changes = compare(merged, load(BASELINE))
+    assert changes.regressions and changes.fixes
+    assert texts(tab, "#regressions tbody tr td:first-child") == [c.nodeid for c in changes.regressions]
+    assert texts(tab, "#fixes tbody tr td:first-child") == [c.nodeid for c in changes.fixes]
+    heads = " ".join(texts(tab, "#history thead th"))
+    assert "baseline" in heads and "this run" in heads and "torch 2.13.0+cpu" in heads
+    first = changes.regressions[0]
+    tab.click("#regressions tbody tr")
+    tab.wait_for("!document.getElementById('detail').hidden")
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == first.nodeid
+
+
+def test_screenshot_of_the_fixture_page(tab, merged):
+    """The picture the closing note shows: the matrix with a failing cell opened."""
+    index = index_of(merged, lambda r: r.status is Status.FAIL_MISMATCH)
+    tab.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1680, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    tab.evaluate("document.getElementById('matrix-section').scrollIntoView()")
+    open_cell(tab, index)
+    shot = tab.screenshot(SCREENSHOTS / "fixtures.png")
+    whole = tab.screenshot(SCREENSHOTS / "fixtures-full.png", full_page=True)
+    print(f"\nscreenshots: {shot} {whole}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------- 10,000 records
+
+def replicated(merged: reports.Merged, count: int) -> reports.Merged:
+    """`count` results made from the real ones: each copy is a new test case (its own
+    node id, test case and repro), with the records and statuses of the original."""
+    results = []
+    for k in range(count):
+        source = merged.results[k % len(merged.results)]
+        copy = k // len(merged.results)
+        base, _, params = source.nodeid.partition("[")
+        nodeid = f"{base}_r{copy}" + (f"[{params}" if params else "")
+        records = [dataclasses.replace(r, test_id=nodeid, test_case=ct.test_case_id(nodeid),
+                                       repro=r.repro and r.repro.replace(source.nodeid, nodeid))
+                   for r in source.records]
+        results.append(dataclasses.replace(source, nodeid=nodeid, records=records,
+                                           status=source.status))
+    return reports.Merged(runs=merged.runs, results=results, duplicates=[])
+
+
+def test_ten_thousand_records_stay_interactive(browser, merged, tmp_path):
+    big = replicated(merged, 10_000)
+    path = tmp_path / "big.html"
+    path.write_text(page.build(big), encoding="utf-8")
+    tab = browser.new_page()
+    seconds = tab.open(path)
+    ready = tab.evaluate("window.etsuiteReady")
+    cases = len({case_name(r) for r in big.results})
+    print(f"\n10,000-record page ({path.stat().st_size / 2**20:.1f} MiB): usable after "
+          f"{ready['ms'] / 1000:.2f} s from navigation start ({seconds:.2f} s wall)")
+    assert ready["results"] == 10_000 and ready["cases"] == cases
+    rendered = tab.evaluate("document.querySelectorAll('#grid-body .grid-row').length")
+    assert 0 < rendered < cases / 10  # only the rows in view are in the DOM
+    # Scrolling to the end draws the last rows; a cell there opens its record.
+    tab.evaluate("(() => { const g = document.getElementById('grid');"
+                 " g.scrollTop = g.scrollHeight; })()")
+    last = sorted({case_name(r) for r in big.results})[-1]
+    tab.wait_for(f"[...document.querySelectorAll('#grid-body .case')]"
+                 f".some(e => e.textContent === {json.dumps(last)})")
+    index = tab.evaluate("Number([...document.querySelectorAll('#grid-body .cell[data-result]')]"
+                         ".pop().dataset.result)")
+    open_cell(tab, index)
+    repro = tab.evaluate("document.getElementById('repro-text').textContent")
+    assert repro == tally.repro(big.results[index])
+    # A filter over all 10,000 answers with exactly the matching cases.
+    tab.click("#detail-close")
+    tab.type("#filter-text", "_r119")
+    expected = {case_name(r) for r in big.results if "_r119" in r.nodeid}
+    tab.wait_for(f"document.getElementById('shown').textContent.startsWith('{len(expected)} of ')")
+    assert set(shown_cases(tab)) == expected

@@ -1,0 +1,493 @@
+// The support-matrix page: reads the JSON that tools/page.py embedded, draws the summary,
+// the history and the matrix. The matrix is virtualised (only rows in view are in the DOM),
+// so ten thousand records stay responsive. No framework, no network.
+"use strict";
+(function () {
+  const D = JSON.parse(document.getElementById("etsuite-data").textContent);
+  const ROW = 26;
+  const OVERSCAN = 12;
+  const S = D.statuses;
+  const FI = Object.fromEntries(D.fields.map((name, i) => [name, i]));
+  const R = { CASE: 0, FLOW: 1, STATUS: 2, NODEID: 3, OUTCOME: 4, PHASE: 5, DURATION: 6,
+              RUN: 7, LONGREPR: 8, REPRO: 9, RECORDS: 10 };
+  const $ = (id) => document.getElementById(id);
+
+  // ------------------------------------------------------------ small helpers
+  function esc(value) {
+    return String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;",
+      ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  }
+  function seconds(value) {
+    if (value == null) return "–";
+    if (value < 60) return value.toFixed(value < 1 ? 3 : 1) + " s";
+    const m = Math.floor(value / 60), s = Math.round(value % 60);
+    return m < 60 ? `${m} m ${String(s).padStart(2, "0")} s` : `${Math.floor(m / 60)} h ${m % 60} m`;
+  }
+  function bytes(value) {
+    if (value == null) return "–";
+    if (value < 1024) return value + " B";
+    if (value < 1024 * 1024) return (value / 1024).toFixed(1) + " KiB";
+    return (value / 1024 / 1024).toFixed(2) + " MiB";
+  }
+  function num(value) {
+    if (typeof value !== "number") return esc(value ?? "–");
+    if (value === 0 || Number.isInteger(value)) return String(value);
+    return Math.abs(value) < 1e-3 || Math.abs(value) >= 1e6 ? value.toExponential(3) : value.toPrecision(5);
+  }
+  function percent(share) { return share == null ? "n/a" : (100 * share).toFixed(1) + " %"; }
+  function badge(si) {
+    const s = S[si];
+    return `<span class="badge ${s.name === "pass_undelegated" ? "undelegated" : ""}" style="background:${s.color};color:${s.text}">${esc(s.name)}</span>`;
+  }
+  function firstLine(text) {
+    const lines = String(text || "").split("\n").map((l) => l.trim()).filter(Boolean);
+    const e = lines.find((l) => l.startsWith("E "));
+    return e ? e.slice(2) : (lines[0] || "");
+  }
+  function distinct(values) {
+    const seen = [...new Set(values.map((v) => v ?? "unknown"))];
+    return seen.join(", ") || "unknown";
+  }
+  const flowName = (f) => D.flows[f].flow ?? "(no flow)";
+  const backendName = (f) => D.flows[f].backend ?? "(none)";
+  const recordValue = (rec, name) => (name in FI ? rec[FI[name]] : undefined);
+
+  // ------------------------------------------------------------ the matrix model
+  const rows = D.cases.map((name, i) => ({ i, name, cells: new Int32Array(D.flows.length).fill(-1),
+                                           hay: name.toLowerCase() }));
+  const byNodeid = new Map();
+  D.results.forEach((res, ri) => {
+    const row = rows[res[R.CASE]];
+    row.cells[res[R.FLOW]] = ri;
+    byNodeid.set(res[R.NODEID], ri);
+    const errors = res[R.RECORDS].map((rec) => recordValue(rec, "error")).filter(Boolean);
+    if (res[R.LONGREPR]) errors.push(firstLine(res[R.LONGREPR]));
+    if (errors.length) row.hay += "\n" + errors.join("\n").toLowerCase();
+  });
+  const statusCounts = new Array(S.length).fill(0);
+  D.results.forEach((res) => statusCounts[res[R.STATUS]]++);
+
+  const state = { backend: "", flow: "", text: "", statuses: new Set(S.map((_, i) => i)),
+                  sort: "name", dir: 1, columns: [], visible: [], selected: -1 };
+
+  // ------------------------------------------------------------ header facts and summary
+  function drawFacts() {
+    $("title").textContent = D.title;
+    document.title = D.title;
+    const incomplete = D.runs.filter((r) => !r.finished).length;
+    $("facts").innerHTML = [
+      `${D.results.length} tests in ${D.runs.length} run${D.runs.length === 1 ? "" : "s"}` +
+        (incomplete ? ` (<b>${incomplete} incomplete</b>)` : ""),
+      `torch ${esc(distinct(D.runs.map((r) => r.torch)))}`,
+      `executorch ${esc(distinct(D.runs.map((r) => r.executorch)))}`,
+      `seed ${esc(distinct(D.runs.map((r) => r.seed)))}`,
+      startedRange(D.runs.map((r) => r.started).filter(Boolean).sort()),
+    ].filter(Boolean).join(" · ");
+  }
+
+  function startedRange(times) {
+    if (!times.length) return "";
+    const last = times[times.length - 1];
+    return times[0] === last ? `started ${esc(last)}` : `started ${esc(times[0])} to ${esc(last)}`;
+  }
+
+  function drawSummary() {
+    const shown = S.map((_, i) => i).filter((i) => D.summary.total.counts[i]);
+    const head = ["backend", "flow", "tests", "correct", "delegated", "failing",
+                  ...shown.map((i) => `<span class="swatch" style="background:${S[i].color}"></span>${esc(S[i].name)}`),
+                  "pass rate", "wall time"];
+    const line = (r, cls, names) => {
+      const rate = r.passing + r.failing ? r.passing / (r.passing + r.failing) : null;
+      const cells = shown.map((i) => r.counts[i] ? `<td>${r.counts[i]}</td>` : `<td class="zero">0</td>`);
+      return `<tr class="${cls}">${names}<td>${r.total}</td><td>${r.passing}</td><td>${r.delegated}</td>` +
+        `<td>${r.failing}</td>${cells.join("")}<td>${percent(rate)}</td><td>${seconds(r.duration)}</td></tr>`;
+    };
+    let previous = null;
+    const body = D.summary.rows.map((r, f) => {
+      const first = r.backend !== previous;
+      previous = r.backend;
+      const unavailable = r.unavailable.length ? `<div class="unavail">unavailable: ${esc(r.unavailable.join("; "))}</div>` : "";
+      const names = `<td class="name">${first ? esc(r.backend ?? "") : ""}</td>` +
+        `<td class="name"><a href="#matrix-section" data-flow="${f}">${esc(r.flow ?? "(no flow)")}</a>${unavailable}</td>`;
+      return line(r, first ? "backend-first" : "", names);
+    });
+    if (D.summary.rows.length > 1) body.push(line(D.summary.total, "total", `<td class="name">all</td><td></td>`));
+    $("summary").innerHTML = `<thead><tr>${head.map((h, i) => `<th class="${i < 2 ? "name" : ""}">${h}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody>`;
+    $("summary").addEventListener("click", (event) => {
+      const link = event.target.closest("a[data-flow]");
+      if (!link) return;
+      const f = Number(link.dataset.flow);
+      state.backend = D.flows[f].backend ?? "";
+      state.flow = String(f);
+      syncControls();
+      update();
+    });
+  }
+
+  // ------------------------------------------------------------ history
+  function drawHistory() {
+    const H = D.history;
+    if (!H) return;
+    $("history-section").hidden = false;
+    const points = H.points;
+    const flows = [];
+    points.slice().reverse().forEach((p) => Object.keys(p.flows).forEach((f) => { if (!flows.includes(f)) flows.push(f); }));
+    const head = points.map((p) => `<th>${esc(p.label)}<br><span class="note">${esc(p.started ?? "")}</span><br>` +
+      `<span class="note">${p.versions.map((v) => `torch ${esc(v.torch ?? "?")}, executorch ${esc(v.executorch ?? "?")}`).join("<br>")}</span></th>`);
+    const body = flows.map((f) => {
+      const series = points.map((p) => p.flows[f] || null);
+      const cells = series.map((c, k) => {
+        if (!c) return `<td class="zero">–</td>`;
+        const before = k ? series[k - 1] : null;
+        const delta = (now, was) => {
+          if (!before) return "";
+          const d = now - was;
+          return d ? ` <span class="${d > 0 ? "up" : "down"}">${d > 0 ? "+" : ""}${d}</span>` : "";
+        };
+        return `<td title="correct / delegated / tests">${c.passing}${delta(c.passing, before?.passing)} / ` +
+          `${c.delegated}${delta(c.delegated, before?.delegated)} / ${c.total}</td>`;
+      });
+      const backend = series.find(Boolean)?.backend ?? "";
+      return `<tr><td class="name">${esc(backend)}</td><td class="name">${esc(f || "(no flow)")}</td>${cells.join("")}<td>${spark(series)}</td></tr>`;
+    });
+    $("history").innerHTML = `<thead><tr><th class="name">backend</th><th class="name">flow</th>${head.join("")}<th>trend</th></tr></thead>` +
+      `<tbody>${body.join("")}</tbody>`;
+    drawChanges(H.changes);
+  }
+
+  function spark(series) {
+    const w = 120, h = 28, max = Math.max(1, ...series.map((c) => (c ? c.total : 0)));
+    const line = (key, color) => {
+      const pts = series.map((c, k) => c ? `${(series.length === 1 ? w / 2 : (k * (w - 4)) / (series.length - 1) + 2).toFixed(1)},${(h - 2 - (c[key] / max) * (h - 4)).toFixed(1)}` : null).filter(Boolean);
+      return `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.join(" ")}"/>` +
+        pts.map((p) => `<circle r="2" fill="${color}" cx="${p.split(",")[0]}" cy="${p.split(",")[1]}"/>`).join("");
+    };
+    return `<svg class="spark" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" aria-label="correct (light) and delegated (dark) over runs">` +
+      line("passing", "#84caa0") + line("delegated", "#14532d") + "</svg>";
+  }
+
+  function drawChanges(C) {
+    if (!C) return;
+    const statusIndex = Object.fromEntries(S.map((s, i) => [s.name, i]));
+    const table = (title, items, id) => {
+      if (!items.length) return `<h3>${title}: none</h3>`;
+      const body = items.map((c) => {
+        const target = byNodeid.has(c.nodeid) ? ` class="link" data-result="${byNodeid.get(c.nodeid)}"` : "";
+        const side = (x) => (x ? badge(statusIndex[x.status]) : "–");
+        const error = firstLine((c.now && c.now.error) || (c.was && c.was.error));
+        return `<tr${target}><td class="name mono" title="${esc(c.nodeid)}">${esc(c.nodeid)}</td><td>${esc(c.flow ?? "")}</td>` +
+          `<td>${side(c.was)}</td><td>${side(c.now)}</td><td class="name">${esc(error)}</td></tr>`;
+      });
+      return `<h3>${title} (${items.length})</h3><div class="table-wrap"><table id="${id}" class="numbers changes-list">` +
+        `<thead><tr><th class="name">test</th><th>flow</th><th>was</th><th>now</th><th class="name">error</th></tr></thead>` +
+        `<tbody>${body.join("")}</tbody></table></div>`;
+    };
+    $("changes").innerHTML = `<p class="note">Since ${esc(C.against.join(", "))}: ${C.regressions.length} regressions, ` +
+      `${C.fixes.length} fixes, ${C.other.length} other status changes, ${C.new.length} new, ${C.removed.length} removed tests.</p>` +
+      table("Regressions (passed before, fail now)", C.regressions, "regressions") +
+      table("Fixes (failed before, pass now)", C.fixes, "fixes") +
+      `<details><summary>Other changes, new and removed tests</summary>` +
+      table("Other status changes", C.other, "other-changes") + table("New tests", C.new, "new-tests") +
+      table("Removed tests", C.removed, "removed-tests") + `</details>`;
+    $("changes").addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-result]");
+      if (row) showDetail(Number(row.dataset.result));
+    });
+  }
+
+  // ------------------------------------------------------------ controls
+  function drawControls() {
+    const backends = [...new Set(D.flows.map((f) => f.backend ?? ""))];
+    $("filter-backend").innerHTML = `<option value="">all backends</option>` +
+      backends.map((b) => `<option value="${esc(b)}">${esc(b || "(none)")}</option>`).join("");
+    fillFlows();
+    $("sort").innerHTML = `<option value="name">case name</option><option value="fail">most failures first</option>` +
+      `<option value="undelegated">most undelegated first</option>` +
+      D.flows.map((f, i) => `<option value="${i}">status in ${esc(f.flow ?? "(no flow)")}</option>`).join("");
+    const chips = S.map((s, i) => statusCounts[i] ? `<button class="chip ${s.name === "pass_undelegated" ? "undelegated" : ""}" data-status="${i}" ` +
+      `style="background:${s.color};color:${s.text}" title="${esc(s.name)}: show or hide">${esc(s.name)}<span class="n">${statusCounts[i]}</span></button>` : "");
+    $("legend").innerHTML = chips.join("") + `<button class="chip action" data-action="all">all statuses</button>` +
+      `<button class="chip action" data-action="failing">failing only</button>`;
+
+    $("filter-backend").addEventListener("change", (e) => { state.backend = e.target.value; state.flow = ""; fillFlows(); update(); });
+    $("filter-flow").addEventListener("change", (e) => { state.flow = e.target.value; update(); });
+    let typing = 0;
+    $("filter-text").addEventListener("input", (e) => {
+      clearTimeout(typing);
+      typing = setTimeout(() => { state.text = e.target.value.trim().toLowerCase(); update(); }, 120);
+    });
+    $("sort").addEventListener("change", (e) => { state.sort = e.target.value; state.dir = 1; update(); });
+    $("legend").addEventListener("click", (e) => {
+      const chip = e.target.closest("button");
+      if (!chip) return;
+      if (chip.dataset.action === "all") state.statuses = new Set(S.map((_, i) => i));
+      else if (chip.dataset.action === "failing") state.statuses = new Set(S.map((s, i) => (s.kind === "failing" ? i : -1)).filter((i) => i >= 0));
+      else {
+        const i = Number(chip.dataset.status);
+        state.statuses.has(i) ? state.statuses.delete(i) : state.statuses.add(i);
+      }
+      update();
+    });
+  }
+
+  function fillFlows() {
+    const options = D.flows.map((f, i) => [f, i]).filter(([f]) => !state.backend || (f.backend ?? "") === state.backend);
+    $("filter-flow").innerHTML = `<option value="">all flows</option>` +
+      options.map(([f, i]) => `<option value="${i}">${esc(f.flow ?? "(no flow)")}</option>`).join("");
+  }
+
+  function syncControls() {
+    $("filter-backend").value = state.backend;
+    fillFlows();
+    $("filter-flow").value = state.flow;
+  }
+
+  // ------------------------------------------------------------ filtering and sorting
+  function computeColumns() {
+    const cols = D.flows.map((_, i) => i).filter((i) =>
+      (!state.backend || (D.flows[i].backend ?? "") === state.backend) && (state.flow === "" || String(i) === state.flow));
+    const firstSeen = [];
+    cols.forEach((i) => { const b = backendName(i); if (!firstSeen.includes(b)) firstSeen.push(b); });
+    return cols.sort((a, b) => firstSeen.indexOf(backendName(a)) - firstSeen.indexOf(backendName(b)) || a - b);
+  }
+
+  function rowMatches(row) {
+    let any = false;
+    for (const c of state.columns) {
+      const ri = row.cells[c];
+      if (ri >= 0 && state.statuses.has(D.results[ri][R.STATUS])) { any = true; break; }
+    }
+    return any && (!state.text || row.hay.includes(state.text));
+  }
+
+  function countKind(row, test) {
+    let n = 0;
+    for (const c of state.columns) {
+      const ri = row.cells[c];
+      if (ri >= 0 && test(S[D.results[ri][R.STATUS]])) n++;
+    }
+    return n;
+  }
+
+  function sortRows(list) {
+    const key = state.sort;
+    let score;
+    if (key === "fail") score = (row) => -countKind(row, (s) => s.kind === "failing");
+    else if (key === "undelegated") score = (row) => -countKind(row, (s) => s.name === "pass_undelegated");
+    else if (key !== "name") {
+      const f = Number(key);
+      score = (row) => (row.cells[f] >= 0 ? D.results[row.cells[f]][R.STATUS] : S.length);
+    }
+    const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    list.sort(score ? (a, b) => state.dir * (score(a) - score(b)) || byName(a, b) : (a, b) => state.dir * byName(a, b));
+    return list;
+  }
+
+  function update() {
+    state.columns = computeColumns();
+    state.visible = sortRows(rows.filter(rowMatches));
+    for (const chip of $("legend").querySelectorAll("button[data-status]")) {
+      chip.classList.toggle("off", !state.statuses.has(Number(chip.dataset.status)));
+    }
+    $("sort").value = state.sort;
+    $("shown").textContent = `${state.visible.length} of ${rows.length} cases · ${state.columns.length} of ${D.flows.length} flows`;
+    drawHead();
+    $("grid-body").style.height = state.visible.length * ROW + "px";
+    $("grid").scrollTop = 0;
+    drawRows();
+  }
+
+  // ------------------------------------------------------------ the virtualised grid
+  function drawHead() {
+    const template = `var(--case-w) repeat(${state.columns.length}, var(--cell-w))`;
+    $("grid").style.setProperty("--cols", template);
+    const groups = [];
+    for (const c of state.columns) {
+      const b = backendName(c);
+      if (groups.length && groups[groups.length - 1].b === b) groups[groups.length - 1].n++;
+      else groups.push({ b, n: 1 });
+    }
+    const arrow = state.dir > 0 ? "▲" : "▼";
+    const sorted = (key) => (state.sort === key ? ` sorted" data-arrow="${arrow}` : "");
+    $("grid-head").innerHTML =
+      `<div class="backends" style="grid-template-columns:${template}"><div class="hcell corner"></div>` +
+      groups.map((g) => `<div class="hcell" style="grid-column:span ${g.n}"><span>${esc(g.b)}</span></div>`).join("") + `</div>` +
+      `<div class="flows" style="grid-template-columns:${template}"><div class="hcell corner${sorted("name")}" data-sort="name">test case</div>` +
+      state.columns.map((c) => `<div class="hcell${sorted(String(c))}" data-sort="${c}" title="${esc(D.flows[c].description ?? "")} — click to sort">${esc(flowName(c))}</div>`).join("") +
+      `</div>`;
+  }
+
+  function cellHtml(ri) {
+    if (ri < 0) return `<div class="cell empty"></div>`;
+    const res = D.results[ri];
+    const s = S[res[R.STATUS]];
+    let delegated = 0, total = 0, known = false;
+    for (const rec of res[R.RECORDS]) {
+      const d = recordValue(rec, "delegated_nodes"), u = recordValue(rec, "undelegated_nodes");
+      if (d != null) { known = true; delegated += d; total += d + (u || 0); }
+    }
+    const nodes = known && (s.kind === "passing" || s.name === "lowered_not_run") ? ` ${delegated}/${total}` : "";
+    const subtests = res[R.RECORDS].length > 1 ? ` ×${res[R.RECORDS].length}` : "";
+    const classes = ["cell", s.name === "pass_undelegated" ? "undelegated" : "", state.statuses.has(res[R.STATUS]) ? "" : "dim",
+                     ri === state.selected ? "selected" : ""].filter(Boolean).join(" ");
+    const title = `${s.name}${nodes ? ` · delegated nodes${nodes}` : ""} · ${res[R.NODEID]}`;
+    return `<div class="${classes}" data-result="${ri}" data-status="${s.name}" tabindex="-1" ` +
+      `style="background-color:${s.color};color:${s.text}" title="${esc(title)}">${esc(s.label)}${nodes}${subtests}</div>`;
+  }
+
+  function drawRows() {
+    const grid = $("grid");
+    const top = Math.max(0, grid.scrollTop - $("grid-head").offsetHeight);
+    const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
+    const last = Math.min(state.visible.length, Math.ceil((top + grid.clientHeight) / ROW) + OVERSCAN);
+    const html = [];
+    for (let k = first; k < last; k++) {
+      const row = state.visible[k];
+      html.push(`<div class="grid-row" style="top:${k * ROW}px;grid-template-columns:var(--cols)" data-case="${row.i}">` +
+        `<div class="case mono" title="${esc(row.name)}">${esc(row.name)}</div>` +
+        state.columns.map((c) => cellHtml(row.cells[c])).join("") + `</div>`);
+    }
+    $("grid-body").innerHTML = html.join("");
+  }
+
+  function wireGrid() {
+    let pending = false;
+    $("grid").addEventListener("scroll", () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => { pending = false; drawRows(); });
+    });
+    window.addEventListener("resize", () => drawRows());
+    $("grid-head").addEventListener("click", (e) => {
+      const h = e.target.closest("[data-sort]");
+      if (!h) return;
+      const key = h.dataset.sort;
+      state.dir = state.sort === key ? -state.dir : 1;
+      state.sort = key;
+      update();
+    });
+    $("grid-body").addEventListener("click", (e) => {
+      const cell = e.target.closest(".cell[data-result]");
+      if (cell) showDetail(Number(cell.dataset.result));
+    });
+    $("detail-close").addEventListener("click", hideDetail);
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape") hideDetail(); });
+  }
+
+  // ------------------------------------------------------------ the record detail
+  function histogram(ops) {
+    const entries = Object.entries(ops || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    if (!entries.length) return "–";
+    return `<table>${entries.map(([op, n]) => `<tr><td class="mono">${esc(op)}</td><td>×${n}</td></tr>`).join("")}</table>`;
+  }
+
+  function outputsTable(outputs) {
+    if (!outputs || !outputs.length) return "–";
+    const keys = [...new Set(outputs.flatMap((o) => Object.keys(o || {})))];
+    return `<table><tr><th>output</th>${keys.map((k) => `<th>${esc(k)}</th>`).join("")}</tr>` +
+      outputs.map((o, i) => `<tr><td>${i}</td>${keys.map((k) => `<td>${num((o || {})[k])}</td>`).join("")}</tr>`).join("") + `</table>`;
+  }
+
+  function timingsTable(timings) {
+    const entries = Object.entries(timings || {});
+    if (!entries.length) return "–";
+    entries.sort((a, b) => (D.stages.indexOf(a[0]) + 99) % 99 - (D.stages.indexOf(b[0]) + 99) % 99);
+    const total = entries.reduce((sum, [, v]) => sum + (v || 0), 0);
+    return `<table>${entries.map(([stage, v]) => `<tr><td>${esc(stage)}</td><td>${seconds(v)}</td></tr>`).join("")}` +
+      `<tr><th>total</th><th>${seconds(total)}</th></tr></table>`;
+  }
+
+  // How each contract field is shown; a field without an entry (a newer contract) is shown as JSON.
+  const FIELD_VIEW = {
+    test_id: null, test_case: null, backend: null, flow: null, subtest: null, repro: null,
+    status: (v) => badge(S.findIndex((s) => s.name === v)),
+    stage: (v) => esc(v ?? "–"),
+    error: (v) => (v ? `<pre class="error">${esc(v)}</pre>` : "–"),
+    seed: (v) => esc(v ?? "–"),
+    params: (v) => (v && Object.keys(v).length ? `<code>${esc(JSON.stringify(v))}</code>` : "–"),
+    suite: (v) => esc(v ?? "–"),
+    timings: timingsTable,
+    delegated_nodes: (v) => esc(v ?? "–"),
+    undelegated_nodes: (v) => esc(v ?? "–"),
+    delegated_ops: histogram,
+    undelegated_ops: histogram,
+    pte_size: (v) => (v == null ? "–" : `${bytes(v)} <span class="note">(${v} bytes)</span>`),
+    outputs: outputsTable,
+    runtime: (v) => esc(v ?? "–"),
+  };
+  const FIELD_LABEL = { pte_size: ".pte size", outputs: "error statistics", delegated_ops: "delegated ops",
+                        undelegated_ops: "undelegated ops", delegated_nodes: "delegated nodes",
+                        undelegated_nodes: "undelegated nodes" };
+
+  function recordHtml(rec) {
+    const parts = D.fields.map((name) => {
+      const view = name in FIELD_VIEW ? FIELD_VIEW[name] : (v) => `<code>${esc(JSON.stringify(v))}</code>`;
+      return view ? `<dt>${esc(FIELD_LABEL[name] || name)}</dt><dd data-field="${name}">${view(rec[FI[name]])}</dd>` : "";
+    });
+    return `<div class="record"><h3>subtest ${esc(recordValue(rec, "subtest"))}</h3><dl>${parts.join("")}</dl></div>`;
+  }
+
+  function showDetail(ri) {
+    const res = D.results[ri];
+    const run = D.runs[res[R.RUN]];
+    state.selected = ri;
+    const f = res[R.FLOW];
+    const records = res[R.RECORDS];
+    const longrepr = res[R.LONGREPR]
+      ? `<h3>pytest says (${esc(res[R.PHASE] || res[R.OUTCOME])})</h3><pre>${esc(res[R.LONGREPR].slice(-4000))}</pre>` : "";
+    $("detail-body").innerHTML =
+      `<h2 class="mono">${esc(res[R.NODEID])}</h2>` +
+      `<dl><dt>status</dt><dd id="detail-status">${badge(res[R.STATUS])}</dd>` +
+      `<dt>flow</dt><dd>${esc(flowName(f))} <span class="note">(${esc(backendName(f))}${D.flows[f].description ? ": " + esc(D.flows[f].description) : ""})</span></dd>` +
+      `<dt>pytest outcome</dt><dd>${esc(res[R.OUTCOME])}${res[R.PHASE] ? " in " + esc(res[R.PHASE]) : ""}</dd>` +
+      `<dt>duration</dt><dd>${seconds(res[R.DURATION])}</dd>` +
+      `<dt>run</dt><dd class="mono">${esc(run.path)} <span class="note">torch ${esc(run.torch ?? "?")}, executorch ${esc(run.executorch ?? "?")}, seed ${esc(run.seed ?? "?")}</span></dd></dl>` +
+      `<h3>Reproduce</h3><div class="repro"><pre id="repro-text">${esc(res[R.REPRO])}</pre>` +
+      `<button id="copy-repro" class="copy">copy</button></div>` +
+      longrepr + (records.length ? records.map(recordHtml).join("") : `<p class="note">No subtest record.</p>`);
+    $("detail").hidden = false;
+    $("copy-repro").addEventListener("click", () => copy(res[R.REPRO], $("copy-repro")));
+    for (const cell of $("grid-body").querySelectorAll(".cell.selected")) cell.classList.remove("selected");
+    const cell = $("grid-body").querySelector(`.cell[data-result="${ri}"]`);
+    if (cell) cell.classList.add("selected");
+  }
+
+  function hideDetail() {
+    $("detail").hidden = true;
+    state.selected = -1;
+    for (const cell of $("grid-body").querySelectorAll(".cell.selected")) cell.classList.remove("selected");
+  }
+
+  function copy(text, button) {
+    const done = (ok) => {
+      button.textContent = ok ? "copied" : "select and copy";
+      button.classList.toggle("done", ok);
+      setTimeout(() => { button.textContent = "copy"; button.classList.remove("done"); }, 2000);
+    };
+    const fallback = () => {
+      // file:// pages may lack the async clipboard: copy through a selected text area.
+      const area = document.createElement("textarea");
+      area.value = text;
+      document.body.appendChild(area);
+      area.select();
+      let ok = false;
+      try { ok = document.execCommand("copy"); } catch (error) { ok = false; }
+      area.remove();
+      done(ok);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(() => done(true), fallback);
+    } else fallback();
+  }
+
+  // ------------------------------------------------------------ start
+  drawFacts();
+  drawSummary();
+  drawHistory();
+  drawControls();
+  wireGrid();
+  update();
+  // For tests and load-time measurement: set once the page is usable.
+  window.etsuiteReady = { ms: performance.now(), results: D.results.length, cases: rows.length };
+  document.documentElement.dataset.ready = "1";
+})();
