@@ -3,11 +3,14 @@
 #   make test-xnnpack    every XNNPACK flow over the suites -> reports/xnnpack.json + .md
 #   make summary         merge reports/ (or REPORTS="a.json dir/") -> reports/summary.md
 #   make page            the same reports as one HTML page -> reports/index.html
+#   make test-xnnpack SUITE=operators SHARD=2/4   one shard of one suite
+#                        -> reports/xnnpack-operators-shard2of4.json + .md
 # Backends are the folders backends/<name>/ that hold a flows.py: nothing to add here.
 PYTHON ?= python3
 TOOLS := .tools
 TOX := $(TOOLS)/bin/tox
 BACKENDS := $(sort $(patsubst backends/%/flows.py,%,$(wildcard backends/*/flows.py)))
+SUITES := $(sort $(patsubst backends/suite/%/,%,$(wildcard backends/suite/*/)))
 REPORTS ?= reports
 ARGS ?=
 # Earlier runs for the page's history: BASELINE="old/" (one run), HISTORY=folder (one
@@ -15,7 +18,14 @@ ARGS ?=
 BASELINE ?=
 HISTORY ?=
 
-.PHONY: help test test-all summary page update-expectations clean test-%
+SUITE ?=
+SHARD ?=
+# reports/<backend>[-<suite>][-shard<K>of<N>].json
+report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHARD)))
+# A suite is a folder of backends/suite/; the backend's own tests go with the operators.
+suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
+
+.PHONY: help test test-all summary page update-expectations update-durations clean test-%
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
@@ -23,8 +33,14 @@ help: ## list the targets
 	@echo "make test-all             every backend above (unavailable ones reported as such), then make summary"
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
 	@echo "make page                 the same as one HTML page, reports/index.html (BASELINE=, HISTORY= add history)"
+	@echo "SUITE=<suite> SHARD=K/N"
+	@echo "                          with make test-<backend>: one suite ($(SUITES)), the K-th of"
+	@echo "                          N shards balanced by backends/<name>/durations.json"
+	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
 	@echo "make update-expectations BACKEND=<name>"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
+	@echo "make update-durations BACKEND=<name>"
+	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
 	@echo "make clean                remove reports/, .tox/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
@@ -38,9 +54,12 @@ test: $(TOX)
 test-%: $(TOX)
 	@if [ -z "$(filter $*,$(BACKENDS))" ]; then \
 	  echo "make: unknown backend '$*'; known backends: $(BACKENDS)" >&2; exit 2; fi
+	@if [ -n "$(SUITE)" ] && [ -z "$(filter $(SUITE),$(SUITES))" ]; then \
+	  echo "make: unknown suite '$(SUITE)'; known suites: $(SUITES)" >&2; exit 2; fi
 	@mkdir -p reports
-	$(TOX) -e $* -- $(ARGS); status=$$?; \
-	$(TOX) -e summary -- $(or $(wildcard reports/$*.json reports/$*.partial.jsonl),reports/$*.json) --output reports/$*.md; \
+	$(TOX) -e $* -- $(if $(SUITE),$(call suite_paths,$*)) $(if $(SHARD),--shard $(SHARD)) \
+	  $(if $(SUITE)$(SHARD),--json-report-file=reports/$(call report_name,$*).json) $(ARGS); status=$$?; \
+	$(TOX) -e summary -- $(or $(wildcard reports/$(call report_name,$*).json reports/$(call report_name,$*).partial.jsonl),reports/$(call report_name,$*).json) --output reports/$(call report_name,$*).md; \
 	exit $$status
 
 # Every backend, one after the other; a backend that cannot run here still writes its
@@ -63,6 +82,11 @@ update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
 	$(TOX) -e expectations -- --backend $(BACKEND)
+
+update-durations: $(TOX)
+	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
+	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
+	$(TOX) -e durations -- --backend $(BACKEND) $(REPORTS)
 
 clean:
 	rm -rf reports .tox $(TOOLS)

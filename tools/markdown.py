@@ -18,6 +18,7 @@ import tabulate as tabulate_module
 from etsuite.backends.harness.contract import Status, trim_error
 from etsuite.tools import status as st
 from etsuite.tools import tally
+from etsuite.tools.shards import sharded_runs
 from etsuite.tools.budget import Section
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.reports import Merged, TestResult
@@ -163,6 +164,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
         f"- **Runs merged:** {len(merged.runs)}" + _incomplete_note(merged),
+        *_shard_lines(merged),
     ]
     if changes is not None:
         lines.append(f"- **Since the baseline:** {_changes_counts(changes)} (see Changes since "
@@ -194,13 +196,30 @@ def _incomplete_note(merged: Merged) -> str:
             f"the session was killed or crashed)")
 
 
+def _shard_lines(merged: Merged) -> list[str]:
+    """One line per sharded run: which shards reported, and each one that did not."""
+    lines = []
+    for group in sharded_runs(merged.runs):
+        present = ", ".join(str(k) for k in sorted(group.shards))
+        missing = "; ".join(f"**{line}**" for line in group.missing_lines())
+        lines.append(f"- **Shards of {group.selection}** (run {code(group.id)}): {present} of "
+                     f"{group.count}" + (f"; {missing}" if missing else ", all present"))
+    return lines
+
+
 def runs_section(merged: Merged) -> Section:
+    sharded = any(run.shard for run in merged.runs)
+
     def render(runs):
-        return table(["run", "kind", "tests", "seed", "exit code", "finished", "duration"], [
-            [code(run.path), run.kind, run.tests, run.seed,
-             "–" if run.exitcode is None else run.exitcode,
-             "yes" if run.finished else "**no**", seconds(run.duration)]
-            for run in runs])
+        headers = ["run", "kind", "tests", "seed", "exit code", "finished", "duration"]
+        rows = [[code(run.path), run.kind, run.tests, run.seed,
+                 "–" if run.exitcode is None else run.exitcode,
+                 "yes" if run.finished else "**no**", seconds(run.duration)] for run in runs]
+        if sharded:  # only then: reports of unsharded runs keep their table as it was
+            headers.insert(1, "shard")
+            for row, run in zip(rows, runs):
+                row.insert(1, "{}/{}".format(*run.shard) if run.shard else "–")
+        return table(headers, rows)
 
     return Section(heading="", intro="", items=merged.runs, render_items=render, unit="runs")
 

@@ -26,6 +26,7 @@ from etsuite.tools import status as st
 STREAM_SUFFIX = ct.STREAM_SUFFIX
 REPORT_SUFFIX = ct.REPORT_SUFFIX
 UNEXPECTED_PASS = "passed, but it is marked xfail"
+SESSION_ENDED = "the session ended while this test ran (no call report)"
 
 
 class BadInput(Exception):
@@ -59,6 +60,17 @@ class Run:
 
     def flows(self) -> dict:
         return (self.facts or {}).get("flows") or {}
+
+    @property
+    def identity(self) -> dict:
+        """The run's id, selection and shard (contract.run_facts); {} in older reports."""
+        found = (self.facts or {}).get("run")
+        return found if isinstance(found, dict) else {}
+
+    @property
+    def shard(self) -> tuple[int, int] | None:
+        index, count = self.identity.get("shard"), self.identity.get("shards")
+        return (index, count) if isinstance(index, int) and isinstance(count, int) else None
 
 
 @dataclass
@@ -378,8 +390,7 @@ def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestR
     setup_ran = phases.get("setup", {}).get("outcome") == "passed"
     if (setup_ran or not phases) and "call" not in phases:
         # The session died during this test: its call never reported.
-        message = "the session ended while this test ran (no call report)"
-        return _new_result(nodeid, "failed", "call", records, message, duration, run,
+        return _new_result(nodeid, "failed", "call", records, SESSION_ENDED, duration, run,
                            status=Status.FAIL_CRASH)
     phase, longrepr = _deciding_phase(outcome, phases)
     return _new_result(nodeid, outcome, phase, records, longrepr, duration, run)

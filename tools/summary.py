@@ -21,6 +21,7 @@ from etsuite.tools import markdown, page, reports
 from etsuite.tools import status as st
 from etsuite.tools.budget import assemble, fit, parse_size
 from etsuite.tools.baseline_diff import compare
+from etsuite.tools.shards import missing_shards
 
 DEFAULT_INPUT = "reports"
 DEFAULT_BUDGET = 900 * 1024
@@ -53,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fail-on", choices=("never", "failures", "regressions"),
                         default="never",
                         help="exit 1 when: never (a scoreboard; default); failures (any "
-                             "failing test, or an incomplete run); regressions (a test that "
-                             "passed in the baseline fails now; needs --baseline)")
+                             "failing test, an incomplete run or a missing shard); "
+                             "regressions (a test that passed in the baseline fails now; "
+                             "needs --baseline)")
     parser.add_argument("--budget", type=_size_arg, default=DEFAULT_BUDGET, metavar="SIZE",
                         help="largest summary, e.g. 900KiB (default), 1MiB, 50000; long "
                              "sections are cut beyond it")
@@ -115,7 +117,8 @@ def append_step_summary(path: str, sections, budget: int, text: str) -> None:
 def exit_code(fail_on: str, merged: reports.Merged, changes) -> int:
     if fail_on == "failures":
         failing = any(r.status in st.FAILING for r in merged.results)
-        return EXIT_FAIL_ON if failing or merged.incomplete else EXIT_OK
+        incomplete = merged.incomplete or missing_shards(merged.runs)
+        return EXIT_FAIL_ON if failing or incomplete else EXIT_OK
     if fail_on == "regressions":
         return EXIT_FAIL_ON if changes.regressions else EXIT_OK
     return EXIT_OK
@@ -181,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         sys.stderr.write(f"summary: error: cannot write {error.filename}: {error.strerror}\n")
         return EXIT_BAD_INPUT
+    for line in missing_shards(merged.runs):
+        sys.stderr.write(f"summary: {line}\n")
     failing = sum(1 for r in merged.results if r.status in st.FAILING)
     sys.stderr.write(f"summary: {markdown.plural(len(merged.results), 'test')}, {failing} failing, "
                      f"{markdown.plural(len(merged.runs), 'run')}{where}\n")

@@ -195,12 +195,53 @@ def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
 
 # ---------------------------------------------------------------- session facts
 
-def session_facts(seed: int, versions: dict, flows: dict) -> dict:
+def session_facts(seed: int, versions: dict, flows: dict, run: dict | None = None) -> dict:
     """The facts stored once per report: under REPORT_KEY in the JSON report and in the
     stream's first line. `flows` maps each known flow to backend, description, whether
     this run selected it, its tox environment (None: run it with pytest) and why it cannot
-    run here (None: it can, or it was not probed because not selected)."""
-    return {"schema_version": SCHEMA_VERSION, "seed": seed, "versions": versions, "flows": flows}
+    run here (None: it can, or it was not probed because not selected). `run` is the
+    run's identity and its shard (`run_facts`)."""
+    facts = {"schema_version": SCHEMA_VERSION, "seed": seed, "versions": versions, "flows": flows}
+    if run is not None:
+        facts["run"] = run
+    return facts
+
+
+def run_facts(run_id: str, selection: str, shard: tuple[int, int] | None = None,
+              plan: dict | None = None) -> dict:
+    """Who a report belongs to. Shards of one run share `id` (ETSUITE_RUN_ID, the CI run,
+    or "local") and `selection` (what was asked for: backends or flows, paths, -k, -m), so
+    the report tools can put them together and name a missing one. `shard` is (K, N);
+    `plan` (known once the items are collected) holds the whole selection's item count
+    and digest, which shard plan was used and the predicted seconds of every shard."""
+    return {"id": run_id, "selection": selection,
+            "shard": shard[0] if shard else None, "shards": shard[1] if shard else None,
+            "plan": plan}
+
+
+# ---------------------------------------------------------------- recorded durations
+
+# `backends/<name>/durations.json`: seconds per node id from earlier reports, written by
+# the report tools (`make update-durations`), read by the harness to balance shards.
+DURATIONS_FILE = "durations.json"
+DURATIONS_VERSION = 1
+
+
+def durations_document(backend: str, durations: dict[str, float], sources: list[str]) -> dict:
+    return {"version": DURATIONS_VERSION, "backend": backend, "sources": sources,
+            "durations": {nodeid: round(durations[nodeid], 3) for nodeid in sorted(durations)}}
+
+
+def durations_of(document) -> dict[str, float]:
+    """The seconds per node id of a durations document; ValueError when it is not one."""
+    if not isinstance(document, dict) or document.get("version") != DURATIONS_VERSION:
+        raise ValueError(f"not a durations file of version {DURATIONS_VERSION}")
+    durations = document.get("durations")
+    if not isinstance(durations, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+            for v in durations.values()):
+        raise ValueError("'durations' must map node ids to seconds (non-negative numbers)")
+    return {str(k): float(v) for k, v in durations.items()}
 
 
 # ---------------------------------------------------------------- results stream

@@ -10,18 +10,20 @@ stream in `stream.py`.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 
 import pytest
 
-from etsuite.backends.harness import hookspecs, isolation, stream
+from etsuite.backends.harness import hookspecs, isolation, sharding, stream
 from etsuite.backends.harness.contract import (
-    FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, session_facts, test_case_id,
+    DURATIONS_FILE, FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, run_facts,
+    session_facts, test_case_id,
 )
 from etsuite.backends.harness.expectations import judge
 from etsuite.backends.harness.registry import (
-    backend_folders, backend_of_test_folder, builtin_flows, index_flows,
+    backend_folders, backend_of_test_folder, backends_dir, builtin_flows, index_flows,
 )
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.selection import (
@@ -39,11 +41,13 @@ STATE_KEY = pytest.StashKey["SessionState"]()
 class SessionState:
     """What the plugin knows about this session, stored on the config."""
 
-    def __init__(self, flows: dict, selected: list, seed: int, seed_given: bool):
+    def __init__(self, flows: dict, selected: list, seed: int, seed_given: bool,
+                 run: "RunIdentity"):
         self.flows = flows
         self.selected = selected
         self.seed = seed
         self.seed_given = seed_given
+        self.run = run
         self.selected_backends = {f.backend for f in selected}
         self.usage_error: str | None = None  # found by an xdist worker at collection
         # Probed once per session, for the selected flows only (a probe may import a
@@ -75,7 +79,42 @@ class SessionState:
                 }
                 for f in self.flows.values()
             },
+            run=run_facts(self.run.id, self.run.selection, self.run.shard, self.run.plan),
         )
+
+
+class RunIdentity:
+    """Which run a report belongs to, so that the report tools can put the shards of one
+    run together: the run id (--run-id, $ETSUITE_RUN_ID, the GitHub Actions run, else
+    "local"), what was selected, this shard, and the shard plan once items are known."""
+
+    def __init__(self, config):
+        option = config.option
+        self.id = option.run_id or os.environ.get("ETSUITE_RUN_ID") or (
+            f"gh-{os.environ['GITHUB_RUN_ID']}" if os.environ.get("GITHUB_RUN_ID") else "local")
+        self.shard: tuple[int, int] | None = option.shard
+        self.plan: dict | None = None  # sharding.Plan.facts(), from collection
+        names = sorted(set(option.backend)) + sorted(set(option.flow) - set(option.backend))
+        parts = ["+".join(names) if names else "all flows"]
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            parts.extend(config.args)
+        if option.keyword:
+            parts.append(f"-k {option.keyword!r}")
+        if option.markexpr:
+            parts.append(f"-m {option.markexpr!r}")
+        self.selection = " ".join(parts)
+
+    def seed(self) -> int:
+        """The default seed of a sharded run: the same for every shard of the run, so all
+        of its cases see inputs from one seed."""
+        return derive_seed(0, f"{self.id} {self.selection}") % 10**6
+
+
+def _shard_arg(text: str) -> tuple[int, int]:
+    try:
+        return sharding.parse_shard(text)
+    except sharding.ShardError as error:
+        raise argparse.ArgumentTypeError(str(error))
 
 
 def _seed_arg(text: str) -> int:
@@ -103,6 +142,12 @@ def pytest_addoption(parser):
     group.addoption("--allow-unavailable", action="store_true", default=False,
                     help=f"a requested backend or flow that cannot run on this host is "
                          f"reported, but does not make the run exit {EXIT_UNAVAILABLE}")
+    group.addoption("--shard", type=_shard_arg, default=None, metavar="K/N",
+                    help="run only the K-th of N shards of the selected tests, balanced by "
+                         "the backends' recorded durations (backends/<name>/durations.json)")
+    group.addoption("--run-id", default=None, metavar="ID",
+                    help="the run this report belongs to (default: $ETSUITE_RUN_ID, the "
+                         "GitHub Actions run, else 'local'); shards of one run share it")
     isolation.addoption(group, parser)
     stream.addoption(group)
 
@@ -126,14 +171,17 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"flow_{flow.name}: a test of the {flow.name} flow")
     isolation.register_markers(config)
 
+    run = RunIdentity(config)
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None and "etsuite_seed" in worker_input:
         seed, given = worker_input["etsuite_seed"], True
     elif config.option.seed is not None:
         seed, given = config.option.seed, True
+    elif run.shard:
+        seed, given = run.seed(), False
     else:
         seed, given = random.randrange(1, 10**6), False
-    state = SessionState(flows_by_name, selected, seed, given)
+    state = SessionState(flows_by_name, selected, seed, given, run)
     config.stash[STATE_KEY] = state
     if isolation.isolation_mode(config) == "fork":
         config.pluginmanager.register(
@@ -171,6 +219,10 @@ def pytest_report_header(config):
             hint = f" (to enable it: {flow.enable_hint})" if flow.enable_hint else ""
             lines.append(f"etsuite: flow {flow.name} is unavailable: {reason}{hint}")
     lines.append(isolation.header_line(config))
+    if state.run.shard:
+        index, count = state.run.shard
+        lines.append(f"etsuite: shard {index}/{count} of run {state.run.id} "
+                     f"({state.run.selection})")
     return lines
 
 
@@ -255,12 +307,45 @@ def pytest_collection_modifyitems(session, config, items):
             reason = f"{skip.reason} ({skip.source})"
             item.stash[COLLECTION_STATUS_KEY] = (Status.SKIP_UNSUPPORTED, reason)
             item.add_marker(pytest.mark.skip(reason=f"{Status.SKIP_UNSUPPORTED}: {reason}"))
+    if state.run.shard:
+        try:
+            keep, outside_shard = _shard_of(config, state, keep)
+        except sharding.ShardError as error:
+            _usage_error_at_collection(config, items, str(error))
+            return
+        drop.extend(outside_shard)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
 
 USAGE_ERROR_KEY = "etsuite_usage_error"
+SHARD_PLAN_KEY = "etsuite_shard_plan"
+
+
+def _shard_of(config, state: SessionState, items: list) -> tuple[list, list]:
+    """(this shard's items, the others'): the same on the pytest process and on every
+    xdist worker, which all collect the same items and read the same durations."""
+    folders = set(backend_folders())
+    paths = [backends_dir() / backend / DURATIONS_FILE
+             for backend in sorted(state.selected_backends) if backend in folders]
+    durations = sharding.load_durations(paths)
+    found = [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
+             for item in items]
+    plan = sharding.plan(found, durations, state.run.shard[1])
+    state.run.plan = plan.facts()
+    if hasattr(config, "workerinput"):
+        config.workeroutput[SHARD_PLAN_KEY] = state.run.plan
+    index = state.run.shard[0] - 1
+    mine = set(plan.shards[index])
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not hasattr(config, "workerinput"):
+        reporter.write_line(
+            f"etsuite: shard {index + 1}/{len(plan.shards)}: {len(mine)} of {plan.items} "
+            f"items, predicted {plan.predicted[index]:.0f} s (shards: "
+            f"{', '.join(f'{s:.0f}' for s in plan.predicted)} s; {plan.estimated} items "
+            f"without a recorded duration)")
+    return [i for i in items if i.nodeid in mine], [i for i in items if i.nodeid not in mine]
 
 
 def _usage_error_at_collection(config, items, message: str) -> None:
@@ -277,9 +362,12 @@ def _usage_error_at_collection(config, items, message: str) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    message = getattr(node, "workeroutput", {}).get(USAGE_ERROR_KEY)
-    if message:
-        node.config.stash[STATE_KEY].usage_error = message
+    output = getattr(node, "workeroutput", {})
+    state = node.config.stash[STATE_KEY]
+    if output.get(USAGE_ERROR_KEY):
+        state.usage_error = output[USAGE_ERROR_KEY]
+    if output.get(SHARD_PLAN_KEY):
+        state.run.plan = output[SHARD_PLAN_KEY]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -292,6 +380,12 @@ def pytest_sessionfinish(session, exitstatus):
         sys.stderr.write(f"ERROR: {state.usage_error}\n")
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
         return
+    plan = state.run.plan
+    if plan and plan["items"] and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        # More shards than test cases: this one is empty, which is no error of the run.
+        sys.stderr.write(f"etsuite: shard {state.run.shard[0]}/{state.run.shard[1]} holds "
+                         f"none of the {plan['items']} selected items\n")
+        session.exitstatus = pytest.ExitCode.OK
     missing = unavailable_requests(config, state)
     if missing:
         for line in missing:
