@@ -25,7 +25,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help test test-all summary page update-expectations update-durations clean test-%
+.PHONY: help test test-all summary page bench update-expectations update-durations clean test-%
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
@@ -37,6 +37,7 @@ help: ## list the targets
 	@echo "                          with make test-<backend>: one suite ($(SUITES)), the K-th of"
 	@echo "                          N shards balanced by backends/<name>/durations.json"
 	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
+	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
 	@echo "make update-expectations BACKEND=<name>"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
 	@echo "make update-durations BACKEND=<name>"
@@ -77,6 +78,9 @@ summary: $(TOX)
 page: $(TOX)
 	$(TOX) -e summary -- $(REPORTS) --page reports/index.html \
 	  $(if $(BASELINE),--baseline $(BASELINE)) $(if $(HISTORY),--history $(HISTORY))
+
+bench: $(TOX)
+	$(TOX) -e bench -- $(ARGS)
 
 update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \

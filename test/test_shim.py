@@ -33,15 +33,15 @@ class Mul(torch.nn.Module):
         return x * y
 
 
-class TestMul:
-    @pytest.mark.parametrize("dtype", [torch.float32], ids=["float32"])
-    def test_mul(self, test_runner, dtype):
-        test_runner.lower_and_run_model(
-            Mul(), (torch.randn(3, 4).to(dtype), torch.randn(3, 4).to(dtype)))
+@pytest.mark.parametrize("dtype", [torch.float32], ids=["float32"])
+def test_mul(test_runner, dtype):
+    test_runner.lower_and_run_model(
+        Mul(), (torch.randn(3, 4).to(dtype), torch.randn(3, 4).to(dtype)))
 
-    def test_mul_ones(self, test_runner):
-        record = test_runner.lower_and_run_model(Mul(), (torch.ones(2), torch.ones(2)))
-        assert record.flow == test_runner.flow.name
+
+def test_mul_ones(test_runner):
+    record = test_runner.lower_and_run_model(Mul(), (torch.ones(2), torch.ones(2)))
+    assert record.flow == test_runner.flow.name
 """
 
 ARGS = ("--backend", "portable", "--flow", "xnnpack", "--seed", "5", "-p", "no:xdist")
@@ -54,16 +54,16 @@ def test_unittest_style_expands_per_flow_like_plain_style(pytester, run_suite):
     shim = run_suite(*ARGS)
     assert shim.ret == 0, shim.stdout
     assert set(shim.tests) == {
-        "test_mul.py::TestMul::test_mul[portable-float32]",
-        "test_mul.py::TestMul::test_mul[xnnpack-float32]",
-        "test_mul.py::TestMul::test_mul_ones[portable]",
-        "test_mul.py::TestMul::test_mul_ones[xnnpack]",
+        "test_mul.py::test_mul[portable-float32]",
+        "test_mul.py::test_mul[xnnpack-float32]",
+        "test_mul.py::test_mul_ones[portable]",
+        "test_mul.py::test_mul_ones[xnnpack]",
     }
     records = {r["test_id"]: r for r in shim.records()}
     assert all(r["status"] == "pass" for r in records.values())
-    xnnpack = records["test_mul.py::TestMul::test_mul[xnnpack-float32]"]
+    xnnpack = records["test_mul.py::test_mul[xnnpack-float32]"]
     assert xnnpack["delegated_nodes"] == 1 and xnnpack["params"] == {"dtype": "torch.float32"}
-    assert xnnpack["test_case"] == "test_mul.py::TestMul::test_mul"
+    assert xnnpack["test_case"] == "test_mul.py::test_mul"
 
     pytester.makepyfile(test_mul=PLAIN_STYLE)
     plain = run_suite(*ARGS)
@@ -125,7 +125,7 @@ def test_a_module_shaped_like_executorchs_runs_with_only_its_imports_changed(pyt
     pytester.makepyfile(test_abs=UPSTREAM_SHAPED)
     run = run_suite("--flow", "xnnpack", "--seed", "3", "-p", "no:xdist")
     assert run.ret == 0, run.stdout
-    outcomes = {nodeid.split("::", 2)[2]: t["outcome"] for nodeid, t in run.tests.items()}
+    outcomes = {nodeid.split("::")[-1]: t["outcome"] for nodeid, t in run.tests.items()}
     assert outcomes == {
         "test_abs_dtype[xnnpack-float32]": "passed",
         "test_abs_random_inputs[xnnpack]": "passed",
@@ -133,7 +133,7 @@ def test_a_module_shaped_like_executorchs_runs_with_only_its_imports_changed(pyt
         "test_abs_dynamic[xnnpack]": "passed",
         "test_abs_nan[xnnpack]": "skipped",
     }
-    statuses = {r["test_id"].split("::", 2)[2]: r["status"] for r in run.records()}
+    statuses = {r["test_id"].split("::")[-1]: r["status"] for r in run.records()}
     # ran on fresh inputs and matched eager (XNNPACK may leave these ops to portable kernels)
     assert statuses["test_abs_random_inputs[xnnpack]"] in ("pass", "pass_undelegated")
     assert statuses["test_embedding_random_indices[xnnpack]"] in ("pass", "pass_undelegated")

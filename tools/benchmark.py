@@ -1,87 +1,339 @@
-"""Benchmark: seconds per subtest of this suite against the suite in the executorch wheel,
-and of fork isolation against none, measured in one run on the same machine.
+"""Benchmark: the same test cases through ExecuTorch's own suite and through ours, on the
+same machine in one run, so that the printed ratios compare like with like.
 
-    python -m etsuite.tools.benchmark [--ops add,linear,conv2d,relu,cat] [--flow xnnpack] [-n 0]
+    make bench                                  # default selection, a few minutes
+    make bench ARGS="--full"                    # every operator module of the wheel's suite
+    python -m etsuite.tools.benchmark --ops add,linear --flows xnnpack --repeat 3
 
-Each configuration runs the operator modules of the same names in a fresh pytest
-process (so every run pays its own imports), reads the subtest count from the JSON
-report, and prints wall time per subtest and its ratio to the upstream suite. The case
-sets differ between the suites, hence the per-subtest normalization.
+- reference: operator modules of the suite in the installed `executorch` wheel
+  (`executorch/backends/test/suite/operators`), run under that suite's own conftest;
+- ours: the very same files, copied into a temporary folder with only their import lines
+  pointed at our shim (`etsuite.backends.harness.shim`), run under our plugin.
+The two runs must collect the same test ids (else the benchmark stops), and the verdicts
+are compared case by case, so a speed-up cannot come from running less or judging
+differently. The runs alternate (`--repeat`), and medians of wall and CPU time are
+printed with the peak memory per pytest worker. Then, for ours: the time per pipeline
+stage, collection of one backend against `import torch`, parallel efficiency
+T(-n 1) / (2 T(-n 2)), and our own operator modules of the same names timed per XNNPACK
+flow (every module with --full), with the four flows' cost over the fp32 flow's.
+Exit status 1 when the test ids differ; the ratios are reported, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import re
+import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
-DEFAULT_OPS = "add,linear,conv2d,relu,cat"
+from etsuite.backends.harness.contract import STAGES, SubtestRecord
+
+DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
+DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
+XNNPACK_FLOWS = ("xnnpack", "xnnpack_dynamic_int8_per_channel",
+                 "xnnpack_static_int8_per_channel", "xnnpack_static_int8_per_tensor")
+SHIM = "etsuite.backends.harness.shim"
+# The import lines of the wheel's operator modules and what they become for ours.
+IMPORT_REWRITES = (
+    (re.compile(r"^from executorch\.backends\.test\.suite\.operators import", re.M),
+     f"from {SHIM} import"),
+    (re.compile(r"^from executorch\.backends\.test\.suite\.flow import", re.M),
+     f"from {SHIM} import"),
+)
+PROBE = "etsuite.tools.bench_probe"
 
 
-def upstream_suite_dir() -> str:
+def upstream_operators_dir() -> str:
     """Where the executorch wheel keeps its own operator suite (found without importing it)."""
     import importlib.util
 
     spec = importlib.util.find_spec("executorch")
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("benchmark: executorch is not installed in this environment")
-    return os.path.join(list(spec.submodule_search_locations)[0], "backends", "test", "suite",
-                        "operators")
+        sys.exit("benchmark: executorch is not installed in this environment "
+                 "(run it through `make bench`, which uses a tox env that has it)")
+    folder = os.path.join(list(spec.submodule_search_locations)[0], "backends", "test", "suite",
+                          "operators")
+    if not os.path.isdir(folder):
+        sys.exit(f"benchmark: this executorch wheel has no operator suite at {folder}")
+    return folder
 
 
-def run(label: str, args: list[str], report: str) -> dict:
+def copy_with_our_imports(sources: list[str], folder: str) -> list[str]:
+    """Copy the wheel's modules, changing only their import lines; refuse a module that
+    imports anything else of the wheel's suite (it would not be the same test here)."""
+    os.makedirs(folder, exist_ok=True)
+    copies = []
+    for source in sources:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+        for pattern, replacement in IMPORT_REWRITES:
+            text = pattern.sub(replacement, text)
+        leftover = re.search(r"^\s*(from|import) executorch\.backends\.test\.suite.*$", text, re.M)
+        if leftover:
+            sys.exit(f"benchmark: {source} imports {leftover.group(0).strip()!r}, "
+                     f"which the shim does not provide")
+        target = os.path.join(folder, os.path.basename(source))
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        copies.append(target)
+    return copies
+
+
+@dataclass
+class Run:
+    """One pytest process tree: its time, memory and what it reported."""
+
+    label: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: list[float]
+    rss_samples: list[list[float]]
+    tests: list[dict] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> dict[tuple, str]:
+        return {case_key(test["nodeid"]): verdict(test) for test in self.tests}
+
+
+def run_pytest(label: str, args: list[str], scratch: str) -> Run:
+    """Run pytest in a fresh process (so each run pays its own imports), timing wall and
+    CPU (the process tree's, from the kernel's accounting of waited-for children)."""
+    report = os.path.join(scratch, f"{label}.json")
+    probe_dir = tempfile.mkdtemp(dir=scratch)
+    env = dict(os.environ, ETSUITE_BENCH_PROBE_DIR=probe_dir)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                "--json-report", f"--json-report-file={report}", *args],
-                               capture_output=True, text=True)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PROBE,
+         "--json-report", f"--json-report-file={report}", *args],
+        capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if not os.path.exists(report):
         sys.exit(f"benchmark: {label} wrote no report (exit {completed.returncode}):\n"
-                 f"{completed.stdout[-2000:]}{completed.stderr[-2000:]}")
+                 f"{completed.stdout[-3000:]}{completed.stderr[-3000:]}")
     with open(report, encoding="utf-8") as handle:
         tests = json.load(handle)["tests"]
-    subtests = sum(len(t.get("metadata", {}).get("subtests", [])) or 1 for t in tests)
-    return {"run": label, "tests": len(tests), "subtests": subtests, "wall_s": wall,
-            "s_per_subtest": wall / max(subtests, 1)}
+    probes = []
+    for path in sorted(glob.glob(os.path.join(probe_dir, "*.json"))):
+        with open(path, encoding="utf-8") as handle:
+            probes.append(json.load(handle))
+    workers = [p for p in probes if p["worker"] != "main"] or probes
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return Run(label, wall, cpu, [p["peak_rss_mb"] for p in workers],
+               [p["rss_after_each_test_mb"] for p in workers], tests)
+
+
+def case_key(nodeid: str) -> tuple:
+    """A node id without its folder and with its parameters as a set: the two harnesses
+    put the flow and dtype parameters in different orders."""
+    path, _, rest = nodeid.partition("::")
+    name, _, params = rest.partition("[")
+    return os.path.basename(path), name, tuple(sorted(params.rstrip("]").split("-")))
+
+
+def verdict(test: dict) -> str:
+    """pass / fail / skip, comparable between the harnesses: a pass without delegation and
+    a declared expected failure are still a pass and a failure."""
+    outcome = test["outcome"]
+    if outcome in ("passed", "xpassed"):
+        return "pass"
+    if outcome in ("failed", "xfailed", "error"):
+        return "fail"
+    return "skip"
+
+
+def stage_fractions(run: Run) -> dict[str, float]:
+    """Share of the pipeline's time per stage over all of our records."""
+    totals = {stage: 0.0 for stage in STAGES}
+    for test in run.tests:
+        for raw in test.get("metadata", {}).get("subtests", []):
+            record = SubtestRecord.from_dict(raw)
+            for stage, seconds in (record.timings or {}).items():
+                totals[stage] = totals.get(stage, 0.0) + seconds
+    whole = sum(totals.values()) or 1.0
+    return {stage: seconds / whole for stage, seconds in totals.items() if seconds}
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def compare_flow(flow: str, upstream: list[str], ours: list[str], workers: str, repeat: int,
+                 scratch: str) -> tuple[list[Run], list[Run]]:
+    """Alternate the reference and ours `repeat` times on the same modules and flow."""
+    reference_runs, our_runs = [], []
+    for attempt in range(repeat):
+        reference_runs.append(run_pytest(
+            f"reference-{flow}-{attempt}",
+            # The wheel's suite brings its own conftest and fixture; ours stays out.
+            [*upstream, "-m", f"flow_{flow}", "-p", "no:etsuite", "-o", "addopts=", "-n", workers],
+            scratch))
+        our_runs.append(run_pytest(f"ours-{flow}-{attempt}",
+                                   [*ours, "--flow", flow, "-n", workers], scratch))
+        _progress(f"{flow}: run {attempt + 1}/{repeat}: reference {reference_runs[-1].wall_s:.0f} s, "
+                  f"ours {our_runs[-1].wall_s:.0f} s")
+    return reference_runs, our_runs
+
+
+def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
+    theirs, mine = reference.verdicts, ours.verdicts
+    differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: reference {theirs[key]}, ours {mine.get(key, 'absent')}"
+                 for key in sorted(theirs) if theirs[key] != mine.get(key)]
+    return len(theirs) - len(differing), differing
+
+
+def collection_times(repeat: int) -> tuple[float, float]:
+    """Median seconds of `import torch` and of collecting one backend's suites."""
+    torch_times, collect_times = [], []
+    for _ in range(repeat):
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        torch_times.append(time.monotonic() - started)
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "--collect-only", "--backend", "xnnpack", "-o",
+                        "testpaths=backends/suite backends/xnnpack"],
+                       check=True, capture_output=True)
+        collect_times.append(time.monotonic() - started)
+    return median(torch_times), median(collect_times)
+
+
+def _progress(line: str) -> None:
+    print(f"benchmark: {line}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", default=",".join(DEFAULT_OPS),
+                        help=f"operator modules (test_<op>.py), comma-separated "
+                             f"(default {','.join(DEFAULT_OPS)})")
+    parser.add_argument("--full", action="store_true", help="every operator module of the wheel's suite")
+    parser.add_argument("--flows", default=",".join(DEFAULT_FLOWS),
+                        help=f"flows compared with the reference (default {','.join(DEFAULT_FLOWS)})")
+    parser.add_argument("-n", "--workers", default="2", help="xdist workers for every run (default 2)")
+    parser.add_argument("--repeat", type=int, default=1, help="alternating runs per flow (default 1)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the scratch folder (copied modules, JSON reports) and print its path")
+    parser.add_argument("--skip", default="",
+                        help="parts to leave out: comma-separated of collection,parallel,own")
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", default=DEFAULT_OPS, help=f"comma-separated (default {DEFAULT_OPS})")
-    parser.add_argument("--flow", default="xnnpack")
-    parser.add_argument("-n", "--workers", default="0", help="xdist workers for every run")
-    options = parser.parse_args(argv)
+    options = parse_args(argv)
+    upstream_dir = upstream_operators_dir()
+    if options.full:
+        upstream = sorted(glob.glob(os.path.join(upstream_dir, "test_*.py")))
+    else:
+        ops = [op.strip() for op in options.ops.split(",") if op.strip()]
+        upstream = [os.path.join(upstream_dir, f"test_{op}.py") for op in ops]
+        missing = [path for path in upstream if not os.path.exists(path)]
+        if missing:
+            sys.exit(f"benchmark: the wheel's suite has no module {', '.join(missing)}")
+    flows = [flow.strip() for flow in options.flows.split(",") if flow.strip()]
+    skip = {part.strip() for part in options.skip.split(",") if part.strip()}
+    names = [os.path.basename(path) for path in upstream]
+    print(f"# Benchmark: {len(names)} operator modules of the executorch wheel's suite, "
+          f"-n {options.workers}, {options.repeat} alternating run(s) per flow\n")
+    status = 0
+    scratch = tempfile.mkdtemp(prefix="etsuite-bench-")
+    try:
+        ours = copy_with_our_imports(upstream, os.path.join(scratch, "operators"))
+        rows, agreement_lines, stage_rows, last_ours = [], [], [], {}
+        for flow in flows:
+            reference_runs, our_runs = compare_flow(flow, upstream, ours, options.workers,
+                                                    options.repeat, scratch)
+            theirs_ids = set(reference_runs[0].verdicts)
+            mine_ids = set(our_runs[0].verdicts)
+            if theirs_ids != mine_ids:
+                status = 1
+                agreement_lines.append(
+                    f"- {flow}: DIFFERENT TEST IDS: only in the reference "
+                    f"{sorted(theirs_ids - mine_ids)[:5]}, only in ours {sorted(mine_ids - theirs_ids)[:5]}")
+            agreeing, differing = verdict_agreement(reference_runs[0], our_runs[0])
+            agreement_lines.append(f"- {flow}: {len(theirs_ids)} tests; verdicts agree on {agreeing}, "
+                                   f"differ on {len(differing)}")
+            agreement_lines.extend(f"  - {line}" for line in differing[:15])
+            reference_wall = median([r.wall_s for r in reference_runs])
+            our_wall = median([r.wall_s for r in our_runs])
+            for label, runs in (("reference (executorch wheel suite)", reference_runs),
+                                ("ours (etsuite, same modules)", our_runs)):
+                rows.append([flow, label, len(runs[0].tests), median([r.wall_s for r in runs]),
+                             median([r.cpu_s for r in runs]),
+                             max((max(r.peak_rss_mb, default=0) for r in runs), default=0)])
+            rows.append([flow, "ratio ours / reference", "", our_wall / reference_wall,
+                         median([r.cpu_s for r in our_runs]) / median([r.cpu_s for r in reference_runs]),
+                         ""])
+            fractions = stage_fractions(our_runs[-1])
+            stage_rows.append([flow] + [f"{100 * fractions.get(stage, 0):.0f}%" for stage in STAGES])
+            last_ours[flow] = our_runs[-1]
+        print("## Identical cases\n")
+        print(tabulate(rows, headers=["flow", "harness", "tests", "wall s (median)",
+                                      "CPU s (median)", "peak RSS per worker MB"],
+                       floatfmt=".2f", tablefmt="github"))
+        print("\n" + "\n".join(agreement_lines))
+        print("\n## Where our time goes (share of pipeline time per stage)\n")
+        print(tabulate(stage_rows, headers=["flow", *STAGES], tablefmt="github"))
+        print("\n## Memory per worker (MB after the first and the last tenth of its tests)\n")
+        for flow, run in last_ours.items():
+            for samples in run.rss_samples:
+                tenth = max(len(samples) // 10, 1)
+                print(f"- {flow}: {max(samples[:tenth]):.0f} -> {max(samples[-tenth:]):.0f} "
+                      f"over {len(samples)} tests")
+        if "collection" not in skip:
+            torch_s, collect_s = collection_times(2)
+            print("\n## Collection of one backend\n")
+            print(f"- `import torch`: {torch_s:.2f} s; `pytest --backend xnnpack --collect-only`: "
+                  f"{collect_s:.2f} s; difference {collect_s - torch_s:.2f} s (target: within 1.5 s)")
+        if "parallel" not in skip and flows:
+            one = run_pytest("ours-n1", [*ours, "--flow", flows[0], "-n", "0"], scratch)
+            two = median([r.wall_s for r in [last_ours[flows[0]]]])
+            print("\n## Parallel efficiency (ours)\n")
+            print(f"- {flows[0]}: T(-n 0) {one.wall_s:.1f} s, T(-n 2) {two:.1f} s: "
+                  f"T1 / (2 T2) = {one.wall_s / (2 * two):.2f} (target >= 0.85)")
+        if "own" not in skip:
+            print("\n## Our own operator modules per XNNPACK flow\n")
+            print(own_suites_table(names, options, scratch))
+    finally:
+        if options.keep:
+            _progress(f"scratch folder kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return status
 
-    ops = [op.strip() for op in options.ops.split(",") if op.strip()]
-    upstream = [os.path.join(upstream_suite_dir(), f"test_{op}.py") for op in ops]
-    ours = [os.path.join("backends", "suite", "operators", f"test_{op}.py") for op in ops]
-    missing = [path for path in upstream + ours if not os.path.exists(path)]
-    if missing:
-        sys.exit(f"benchmark: no such operator module: {', '.join(missing)}")
-    workers = ["-n", options.workers]
-    with tempfile.TemporaryDirectory() as scratch:
-        rows = [
-            # The upstream suite brings its own conftest; our plugin and our strict
-            # markers stay out of its way.
-            run("executorch wheel suite", [*upstream, "-m", f"flow_{options.flow}", "-p", "no:etsuite",
-                                           "-o", "addopts=", *workers], f"{scratch}/upstream.json"),
-            run("etsuite, isolation fork", [*ours, "--flow", options.flow, *workers],
-                f"{scratch}/fork.json"),
-            run("etsuite, isolation none", [*ours, "--flow", options.flow, "--isolation", "none",
-                                            *workers], f"{scratch}/none.json"),
-        ]
-    base = rows[0]["s_per_subtest"]
-    for row in rows:
-        row["ratio_vs_upstream"] = row["s_per_subtest"] / base
-    print(f"flow {options.flow}, operators {', '.join(ops)}, -n {options.workers}")
-    print(tabulate(rows, headers="keys", floatfmt=".2f"))
-    return 0
+
+def own_suites_table(names: list[str], options, scratch: str) -> str:
+    """Our modules of the same names (every module with --full), timed per XNNPACK flow."""
+    if options.full:
+        modules = ["backends/suite/operators"]
+    else:
+        modules = [os.path.join("backends", "suite", "operators", name) for name in names
+                   if os.path.exists(os.path.join("backends", "suite", "operators", name))]
+    if not modules:
+        return "- none of the selected modules exists in backends/suite/operators"
+    rows = []
+    for flow in XNNPACK_FLOWS:
+        run = run_pytest(f"own-{flow}", [*modules, "--flow", flow, "-n", options.workers], scratch)
+        rows.append([flow, len(run.tests), run.wall_s])
+        _progress(f"own modules, {flow}: {run.wall_s:.0f} s")
+    fp32 = rows[0][2]
+    total = sum(row[2] for row in rows)
+    table = tabulate(rows, headers=["flow", "tests", "wall s"], floatfmt=".1f", tablefmt="github")
+    return (f"{table}\n\n- modules: {', '.join(os.path.basename(m) for m in modules)}\n"
+            f"- the four flows together: {total:.0f} s = {total / fp32:.2f}x the fp32 flow alone "
+            f"(target < 2x)")
 
 
 if __name__ == "__main__":

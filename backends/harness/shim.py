@@ -21,6 +21,7 @@ New tests should prefer the function style: `def test_add(test_runner): ...`.
 
 from __future__ import annotations
 
+import sys
 import unittest
 
 import pytest
@@ -69,25 +70,30 @@ def _bind(cls, method):
         return test
 
     if dtypes is None:
-        def run(self, test_runner):
+        def run(test_runner):
             method(instance(test_runner), test_runner.flow)
     else:
         import torch
 
         @pytest.mark.parametrize("dtype", [getattr(torch, d) for d in dtypes], ids=list(dtypes))
-        def run(self, test_runner, dtype):
+        def run(test_runner, dtype):
             method(instance(test_runner), test_runner.flow, dtype)
 
-    run.__name__ = method.__name__
-    run.__qualname__ = f"{cls.__name__}.{method.__name__}"
+    run.__name__ = run.__qualname__ = method.__name__
+    run.__module__ = cls.__module__
     run.__doc__ = method.__doc__
     return run
 
 
 def operator_test(cls):
-    """Class decorator: return a pytest-collected class with one test per `test*` method."""
-    namespace = {
-        name: _bind(cls, getattr(cls, name)) for name in dir(cls) if name.startswith("test")
-    }
-    namespace.update(__module__=cls.__module__, __doc__=cls.__doc__, __test__=True)
-    return type(cls.__name__, (), namespace)
+    """Class decorator: put one module-level pytest test per `test*` method into the
+    class's module and return None, as ExecuTorch's suite does, so a module written for it
+    gets the same node ids here (`test_add.py::test_add_f32[...]`, no class part)."""
+    module = sys.modules[cls.__module__]
+    for name in dir(cls):
+        if name.startswith("test"):
+            if hasattr(module, name):
+                raise ValueError(f"@operator_test on {cls.__name__}: {module.__name__} already "
+                                 f"has a {name!r}; method names become module-level tests")
+            setattr(module, name, _bind(cls, getattr(cls, name)))
+    return None

@@ -1,0 +1,43 @@
+"""A pytest plugin the benchmark loads into both harnesses (`-p etsuite.tools.bench_probe`):
+it samples each pytest process's memory after every test and writes one JSON file per
+process into $ETSUITE_BENCH_PROBE_DIR, so peak memory per worker can be compared and its
+growth over a long run seen. It changes nothing about how tests run."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+
+
+def _rss_mb() -> float:
+    """Resident memory now (Linux /proc), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+_samples: list[float] = []
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _samples.append(round(_rss_mb(), 1))
+
+
+def pytest_unconfigure(config):
+    folder = os.environ.get("ETSUITE_BENCH_PROBE_DIR")
+    if not folder or not _samples:
+        return
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    facts = {
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        # A test run in a forked child (our isolation) peaks there, not in the worker.
+        "peak_rss_mb": round(max(own, children), 1),
+        "rss_after_each_test_mb": _samples,
+    }
+    with open(os.path.join(folder, f"{os.getpid()}.json"), "w", encoding="utf-8") as handle:
+        json.dump(facts, handle)
