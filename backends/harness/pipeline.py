@@ -218,13 +218,15 @@ class _WarmUpModel(torch.nn.Module):
 
 
 def warm_up(flows: list[Flow]) -> list[str]:
-    """Pay the one-time costs (lazy imports, dispatcher and export caches, about 5 s) once
-    in the parent, so forked test children inherit a warm process.
+    """Pay the one-time costs (lazy imports, dispatcher and export caches, the speed-ups'
+    memos: about 5 s) once in the parent, so forked test children inherit a warm process.
 
-    Runs the portable path end to end, and lowers (never executes) with one quantizing
-    and one floating-point delegating flow: a backend's runtime threads must not be
-    started before fork. A failure costs only speed, so it does not stop the session:
-    returns one line per part that failed, saying why, for the caller to show."""
+    Lowers (never executes) with one floating-point and one quantizing flow of each
+    selected backend, since quantizers keep their pattern graphs per backend: a backend's
+    runtime threads must not be started before fork. Runs the portable path end to end
+    (it also warms the runtime's loader) only when a portable flow is selected, as it
+    costs each worker seconds. A failure costs only speed, so it does not stop the
+    session: returns one line per part that failed, saying why, for the caller to show."""
     model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
     logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
     try:
@@ -235,14 +237,15 @@ def warm_up(flows: list[Flow]) -> list[str]:
 
 def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
     problems = []
-    portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
-    if portable["status"] is not Status.PASS:
-        problems.append(f"portable path: {portable['status']} at {portable['stage']}: "
-                        f"{(portable['error'] or '').splitlines()[0] if portable['error'] else ''}")
-    picked = {}
+    picked: dict[tuple, Flow] = {}
     for flow in flows:
         if flow.delegates and flow.unavailable_reason() is None:
-            picked.setdefault(flow.quantizes, flow)
+            picked.setdefault((flow.backend, flow.quantizes), flow)
+    if any(not flow.delegates for flow in flows) or not picked:
+        portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+        if portable["status"] is not Status.PASS:
+            problems.append(f"portable path: {portable['status']} at {portable['stage']}: "
+                            f"{(portable['error'] or '').splitlines()[0] if portable['error'] else ''}")
     for flow in picked.values():
         try:
             from executorch.exir import to_edge_transform_and_lower
@@ -250,7 +253,9 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
             exported = torch.export.export(model, inputs)
             if flow.quantizes:
                 exported = _quantize(exported, inputs, flow, None)
-            to_edge_transform_and_lower(exported, partitioner=flow.partitioners()).to_executorch()
+            compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
+            to_edge_transform_and_lower(exported, partitioner=flow.partitioners(),
+                                        compile_config=compile_config).to_executorch()
         except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
             problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
     return problems
