@@ -22,7 +22,10 @@ class FaultyRuntime:
     here, in a wrapped flow, not in the public Flow."""
 
     inner: object
-    fault: str  # "shift": outputs + 1; "abort": the process aborts while running
+    # "shift": outputs + 1; "abort": the process aborts while running; "noise": seeded
+    # Gaussian noise of 1e-3 of each output's range; "flip": the largest element's sign
+    # flipped
+    fault: str
     name: str = "faulty"
 
     def missing(self, program):
@@ -32,10 +35,23 @@ class FaultyRuntime:
         return self.inner.load(program)
 
     def execute(self, loaded, inputs):
+        import torch
+
         outputs = self.inner.execute(loaded, inputs)
         if self.fault == "abort":
             os.abort()
-        return [o + 1.0 for o in outputs]
+        if self.fault == "shift":
+            return [o + 1.0 for o in outputs]
+        outputs = [o.clone() for o in outputs]
+        for out in outputs:
+            flat = out.view(-1)
+            if self.fault == "noise":
+                spread = float(out.max() - out.min())
+                flat += 1e-3 * spread * torch.randn(
+                    flat.shape, generator=torch.Generator().manual_seed(5))
+            else:
+                flat[flat.abs().argmax()] *= -1
+        return outputs
 
 
 def pytest_etsuite_flows(config):

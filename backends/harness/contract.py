@@ -127,7 +127,11 @@ class SubtestRecord:
     delegated_ops: dict = field(default_factory=dict)    # {op name: count}
     undelegated_ops: dict = field(default_factory=dict)  # {op name: count}
     pte_size: int | None = None        # bytes, None when not serialized
-    outputs: list = field(default_factory=list)  # per output: max/mean abs error, SQNR
+    # per output: max/mean abs error, SQNR, error_ratio (max error in units of its bound)
+    # and the rule that judged it
+    outputs: list = field(default_factory=list)
+    verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
+    margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
     repro: str | None = None           # command that reproduces this record
 

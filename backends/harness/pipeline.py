@@ -17,9 +17,10 @@ from typing import Any, Callable
 import torch
 
 from etsuite.backends.harness.contract import STAGE_FAILURE, Status, trim_error
-from etsuite.backends.harness.flow import Flow, Tolerance
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram
+from etsuite.backends.harness.tolerance import RuleBook
 
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
@@ -111,7 +112,7 @@ def run_pipeline(
     flow: Flow,
     *,
     dynamic_shapes=None,
-    tolerance: Tolerance | None = None,
+    tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
 ) -> dict:
@@ -193,7 +194,8 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
     comparison = timer.run(
         "compare", lambda: compare_outputs(expected, actual, tolerance or flow.tolerance)
     )
-    found["outputs"] = comparison.statistics
+    found.update(outputs=comparison.statistics, verdict_rule=comparison.rule,
+                 margin=comparison.margin)
     if not comparison.matched:
         found.update(status=Status.FAIL_MISMATCH, stage="compare", error=comparison.message)
     elif flow.delegates and computing_ops(delegated) == 0:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from etsuite.backends.harness.contract import SubtestRecord
-from etsuite.backends.harness.flow import Flow, Tolerance
+from dataclasses import replace
+
+from etsuite.backends.harness.contract import SubtestRecord, case_id
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.tolerance import RuleBook
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,17 @@ class TestRunner:
         self.records: list[SubtestRecord] = []
         self._on_progress = on_progress
 
+    def rules(self, atol: float | None = None, rtol: float | None = None) -> RuleBook:
+        """The flow's recipe rule with this case's overrides from its expectations.
+        `atol`/`rtol` (ExecuTorch's suite's arguments) replace those terms of the rule."""
+        base = self.flow.tolerance
+        if atol is not None or rtol is not None:
+            base = replace(base, name=f"{base.name}, atol/rtol from the test",
+                           atol=base.atol if atol is None else atol,
+                           rtol=base.rtol if rtol is None else rtol)
+        case = case_id(self.context.test_id, self.flow.name)
+        return RuleBook(base, self.flow.expectations.tolerances(self.flow.name, case))
+
     def lower_and_run_model(self, model, inputs, generate_random_test_inputs: bool = False, *,
                             dynamic_shapes=None, atol: float | None = None,
                             rtol: float | None = None) -> SubtestRecord:
@@ -79,17 +93,10 @@ class TestRunner:
         """
         from etsuite.backends.harness.pipeline import run_pipeline
 
-        tolerance = None
-        if atol is not None or rtol is not None:
-            base = self.flow.tolerance
-            tolerance = Tolerance(
-                atol=base.atol if atol is None else atol,
-                rtol=base.rtol if rtol is None else rtol,
-                range_fraction=base.range_fraction,
-            )
         subtest = len(self.records)
         found = run_pipeline(
-            model, inputs, self.flow, dynamic_shapes=dynamic_shapes, tolerance=tolerance,
+            model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
+            tolerance=self.rules(atol, rtol),
             run_inputs=random_like(inputs) if generate_random_test_inputs else None,
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),

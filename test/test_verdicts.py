@@ -1,0 +1,106 @@
+"""Verdicts a backend author can trust, end to end through real export, lowering and the
+ExecuTorch runtime on tiny models: the rule by recipe (an fp32 flow with 1e-3 noise fails,
+an int8 flow with one flipped sign fails, a healthy int8 Linear(1, 512) passes), the rule
+and margin in each record, and per-case overrides from expectations data."""
+
+import pytest
+
+from conftest import TEST_FLOWS_CONFTEST
+
+VERDICT_CONFTEST = TEST_FLOWS_CONFTEST + '''
+from etsuite.backends.harness.expectations import Expectation, Expectations
+from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+_test_flows = pytest_etsuite_flows
+
+
+def pytest_etsuite_flows(config):
+    loosened = Expectations((Expectation(
+        "tolerance", ("xnnpack_noisy",), "*::test_linear_loosened", "noise on purpose",
+        rule=(("range_fraction", 0.01),), source="conftest"),))
+    int8 = XNNPACK_STATIC_INT8_PER_TENSOR
+    return _test_flows(config) + [
+        dataclasses.replace(XNNPACK, name="xnnpack_noisy", expectations=loosened,
+                            runtime=FaultyRuntime(XNNPACK.runtime, "noise")),
+        dataclasses.replace(int8, name="xnnpack_int8_flipped",
+                            runtime=FaultyRuntime(int8.runtime, "flip")),
+    ]
+'''
+
+CASES = """
+import torch
+
+
+def test_linear(test_runner):
+    test_runner.lower_and_run_model(torch.nn.Linear(16, 8), (torch.randn(4, 16),))
+
+
+def test_linear_loosened(test_runner):
+    test_runner.lower_and_run_model(torch.nn.Linear(16, 8), (torch.randn(4, 16),))
+
+
+def test_linear_feature_sizes(test_runner):
+    test_runner.lower_and_run_model(torch.nn.Linear(1, 512), (torch.randn(1024, 1),))
+
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 3.0
+
+
+def test_bfloat16(test_runner):
+    test_runner.lower_and_run_model(Scale(), (torch.randn(8, 8).to(torch.bfloat16),))
+"""
+
+
+@pytest.fixture
+def run(pytester, run_suite):
+    pytester.makeconftest(VERDICT_CONFTEST)
+    pytester.makepyfile(test_cases=CASES)
+    return run_suite("--flow", "xnnpack", "--flow", "xnnpack_noisy", "--flow",
+                     "xnnpack_static_int8_per_tensor", "--flow", "xnnpack_int8_flipped",
+                     "-k", "(linear and not feature) or (feature and int8_per_tensor) or "
+                     "(bfloat16 and not noisy and not int8)", "--seed", "1234", "-p", "no:xdist")
+
+
+def one(run, nodeid_part):
+    records = run.records(nodeid_part)
+    assert len(records) == 1, (nodeid_part, records, run.stdout[-3000:])
+    return records[0]
+
+
+def test_rules_by_recipe_on_real_runs(run):
+    assert run.report is not None, run.stdout + run.stderr
+
+    clean = one(run, "test_linear[xnnpack]")
+    assert clean["status"] == "pass", clean
+    assert clean["verdict_rule"].startswith("fp32:") and "x its bound" in clean["margin"]
+    assert clean["outputs"][0]["error_ratio"] <= 1
+
+    noisy = one(run, "test_linear[xnnpack_noisy]")  # 1e-3 of the range: fails fp32
+    assert noisy["status"] == "fail_mismatch" and noisy["stage"] == "compare", noisy
+    assert noisy["outputs"][0]["error_ratio"] > 1 and "fp32:" in noisy["error"]
+
+    loosened = one(run, "test_linear_loosened[xnnpack_noisy]")  # the override's 1 % holds it
+    assert loosened["status"] == "pass", loosened
+    assert "override conftest" in loosened["verdict_rule"]
+
+    healthy = one(run, "test_linear[xnnpack_static_int8_per_tensor]")
+    assert healthy["status"] == "pass" and healthy["verdict_rule"].startswith("int8 static:")
+    assert healthy["margin"].startswith("SQNR ") and "needs 20" in healthy["margin"]
+
+    flipped = one(run, "test_linear[xnnpack_int8_flipped]")
+    assert flipped["status"] == "fail_mismatch", flipped
+    assert flipped["outputs"][0]["error_ratio"] > 1
+
+    # ExecuTorch's test_linear_feature_sizes: int8 outliers beyond 5 % of the range, at a
+    # healthy SQNR; the old rule (5 % of the range per element) failed it.
+    wide = one(run, "test_linear_feature_sizes[xnnpack_static_int8_per_tensor]")
+    stats = wide["outputs"][0]
+    print(f"Linear(1, 512) int8 per tensor: {wide['margin']}; max abs error "
+          f"{stats['max_abs_error']:.3f}, SQNR {stats['sqnr_db']} dB")
+    assert wide["status"] == "pass", wide
+    assert stats["sqnr_db"] >= 20 and stats["error_ratio"] <= 1
+
+    half = one(run, "test_bfloat16[xnnpack]")  # judged by the output dtype's epsilon
+    assert half["verdict_rule"].startswith("bf16:"), half
