@@ -118,8 +118,28 @@ def test_only_skips_give_no_pass_rate_instead_of_dividing_by_zero():
     full = merged_from("test/data/reports/pipeline.json")
     skipped = reports.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
     text = render(skipped)
-    assert "- **Pass rate:** n/a (no test reached a verdict)" in text
-    assert _row(text, "missing_sdk")["pass rate"] == "n/a"
+    assert "- **Correct:** n/a (no test reached a verdict)" in text
+    assert _row(text, "missing_sdk")["correct"] == "0 (n/a)"
+
+
+def test_the_headline_keeps_correct_and_delegated_apart():
+    text = render(merged_from("test/data/reports/pipeline.json",
+                              "test/data/reports/xnnpack-shard1.json"))
+    rows = {name: _row(text, name) for name in ("xnnpack", "portable", "faulty_lowered_only")}
+    counts = {name: (int(row["pass"]), int(row["pass_undelegated"])) for name, row in rows.items()}
+    for name in ("xnnpack", "faulty_lowered_only"):  # pass_undelegated is correct, not delegated
+        passed, undelegated = counts[name]
+        assert undelegated > 0
+        assert rows[name]["correct"].startswith(f"{passed + undelegated} (")
+        assert rows[name]["correct, delegated"].startswith(f"{passed} (")
+    assert rows["portable"]["correct, delegated"] == "– (no delegate)"
+    assert rows["xnnpack"]["delegated nodes"].endswith("%")
+    delegated = sum(int(_row(text, name)["correct, delegated"].split()[0])
+                    for name in ("xnnpack", "xnnpack_dynamic_int8_per_channel",
+                                 "xnnpack_static_int8_per_channel",
+                                 "xnnpack_static_int8_per_tensor"))
+    assert "- **Correct and delegated:** " in text
+    assert f"({delegated} tests: outputs match and a backend took" in text
 
 
 def test_a_selected_flow_without_tests_is_still_listed():

@@ -151,14 +151,19 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     other = len(results) - passing - failing - xfail
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
+    delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
         f"{failing} failing, {plural(xfail, 'expected failure')}, {other} skipped, "
         f"unavailable or not run",
-        f"- **Pass rate:** {percent(rate)}" + (
-            f" ({passing} of {passing + failing} tests with a verdict; skips, xfail, "
+        f"- **Correct:** {percent(rate)}" + (
+            f" ({passing} of {passing + failing} tests with a verdict, "
+            f"{counts[Status.PASS_UNDELEGATED]} of them undelegated; skips, xfail, "
             f"lowered_not_run and unavailable are left out)" if rate is not None else
             " (no test reached a verdict)"),
+        f"- **Correct and delegated:** {percent(delegated / (passing + failing) if rate is not None else None)}"
+        f" ({delegated} tests: outputs match and a backend took the computation; the portable "
+        f"baseline's passes are not counted)",
         f"- **Seeds:** {_distinct(run.seed for run in merged.runs)}",
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
@@ -211,16 +216,27 @@ def flows_section(merged: Merged, order) -> Section:
     if len(rows) > 1:
         shown.append((["**all**", ""], tally.total_row(rows)))
 
+    shares = {(c.backend, c.flow): c.share for c in tally.coverage(merged.results, order)}
+    shares[("**all**", "")] = tally.total_coverage(merged.results).share
+
     def render(items):
-        headers = ["backend", "flow", "tests", *st.COLUMNS, "pass rate", "wall time"]
+        headers = ["backend", "flow", "tests", "correct", "correct, delegated",
+                   "delegated nodes", *st.COLUMNS, "wall time"]
         return table(headers, [
-            [*names, row.total, *(row.counts[c] for c in st.COLUMNS),
-             percent(row.pass_rate), seconds(row.duration)] for names, row in items])
+            [*names, row.total, f"{row.passing} ({percent(row.pass_rate)})",
+             f"{row.delegated_passing} ({percent(row.delegated_pass_rate)})"
+             if row.delegates else "– (no delegate)",
+             percent(shares.get(tuple(names) if names[0] == "**all**" else (row.backend, row.flow))),
+             *(row.counts[c] for c in st.COLUMNS), seconds(row.duration)]
+            for names, row in items])
 
     unavailable = [f"- {code(flow_label(row.flow))} ({row.backend}) is unavailable: "
                    f"{'; '.join(row.unavailable)}" for row in rows if row.unavailable]
-    outro = ("Pass rate: passing / (passing + failing); fail_test is a failure outside any "
-             "subtest, error one in setup, teardown or collection.\n"
+    outro = ("Correct: pass + pass_undelegated, of the tests with a verdict (passing + "
+             "failing); correct, delegated: pass only (the backend took nodes and the "
+             "outputs match); delegated nodes: the delegated share of the lowered graphs' "
+             "nodes. fail_test is a failure outside any subtest, error one in setup, "
+             "teardown or collection.\n"
              + ("\n" + "\n".join(unavailable) + "\n" if unavailable else ""))
     return Section(heading="## Results by backend and flow\n", items=shown,
                    render_items=render, outro=outro, empty="No tests.\n", cuttable=False)

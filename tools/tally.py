@@ -49,6 +49,8 @@ class FlowRow:
     total: int = 0
     duration: float = 0.0
     unavailable: list = field(default_factory=list)    # reasons, from the runs' facts
+    delegates: bool = True                              # False: portable kernels only
+    delegated_correct: int = 0                          # `pass` in a delegating flow
 
     @property
     def passing(self) -> int:
@@ -62,14 +64,45 @@ class FlowRow:
     def pass_rate(self) -> float | None:
         return st.pass_rate(self.passing, self.failing)
 
+    @property
+    def delegated_passing(self) -> int:
+        """Correct and delegated: `pass` only (pass_undelegated ran on portable kernels),
+        and none in a flow that delegates nothing."""
+        return self.delegated_correct
+
+    @property
+    def delegated_pass_rate(self) -> float | None:
+        decided = self.passing + self.failing
+        return self.delegated_passing / decided if decided else None
+
     def add(self, result: TestResult) -> None:
         self.counts[st.column_of(result.status)] += 1
+        self.delegated_correct += result.status is Status.PASS and self.delegates
         self.total += 1
         self.duration += result.duration
 
 
+def non_delegating(merged: Merged) -> set[str]:
+    """Flows that hand nothing to a backend (portable kernels only): their `pass` is not
+    "correct and delegated". The runs' facts say so; for reports written before they did,
+    a flow none of whose records delegated a node counts as one."""
+    said = {name: facts["delegates"] for run in merged.runs
+            for name, facts in run.flows().items() if "delegates" in facts}
+    delegated: dict[str, bool] = {}
+    for result in merged.results:
+        for record in result.records:
+            if result.flow and record.delegated_nodes is not None:
+                delegated[result.flow] = delegated.get(result.flow, False) or \
+                    record.delegated_nodes > 0 or record.status is Status.PASS_UNDELEGATED
+    return {name for name in set(said) | set(delegated)
+            if not said.get(name, delegated.get(name, True))}
+
+
 def flow_rows(merged: Merged, order: list[FlowKey]) -> list[FlowRow]:
     rows = {key: FlowRow(*key) for key in order}
+    portable_only = non_delegating(merged)
+    for key, row in rows.items():
+        row.delegates = key[1] not in portable_only
     for result in merged.results:
         rows[flow_key(result)].add(result)
     for run in merged.runs:
@@ -85,6 +118,7 @@ def total_row(rows: list[FlowRow]) -> FlowRow:
     total = FlowRow(None, None)
     for row in rows:
         total.counts.update(row.counts)
+        total.delegated_correct += row.delegated_correct
         total.total += row.total
         total.duration += row.duration
     return total
@@ -237,16 +271,27 @@ class Coverage:
         return self.delegated / self.nodes if self.nodes else None
 
 
+def _count_nodes(row: Coverage, result: TestResult) -> None:
+    for record in result.records:
+        if record.delegated_nodes is None:
+            continue
+        row.lowered += 1
+        row.delegated += record.delegated_nodes or 0
+        row.undelegated += record.undelegated_nodes or 0
+        row.undelegated_ops.update(record.undelegated_ops)
+
+
 def coverage(results: list[TestResult], order: list[FlowKey]) -> list[Coverage]:
     """Delegated / total nodes per flow, over the subtests that were lowered."""
     rows = {key: Coverage(*key) for key in order}
     for result in results:
-        row = rows[flow_key(result)]
-        for record in result.records:
-            if record.delegated_nodes is None:
-                continue
-            row.lowered += 1
-            row.delegated += record.delegated_nodes or 0
-            row.undelegated += record.undelegated_nodes or 0
-            row.undelegated_ops.update(record.undelegated_ops)
+        _count_nodes(rows[flow_key(result)], result)
     return [row for row in rows.values() if row.lowered]
+
+
+def total_coverage(results: list[TestResult]) -> Coverage:
+    """Delegated / total nodes over every flow (the portable baseline included)."""
+    row = Coverage(None, None)
+    for result in results:
+        _count_nodes(row, result)
+    return row

@@ -69,6 +69,7 @@ class SessionState:
                     "backend": f.backend,
                     "tox_env": f.backend if f.backend in folders else None,
                     "description": f.description,
+                    "delegates": f.delegates,
                     "selected": f in self.selected,
                     "unavailable": self.unavailable.get(f.name),
                     "enable_hint": f.enable_hint or None,
