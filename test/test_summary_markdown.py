@@ -66,6 +66,7 @@ def test_sections_come_in_reading_order():
         "### Fixes (failed in the baseline, pass now)",
         "### New tests",
         "### Removed tests",
+        "## Quantized or not",
         "## Support matrix",
         "## Failures by stage",
         "## Failures by error signature",
@@ -140,6 +141,24 @@ def test_the_headline_keeps_correct_and_delegated_apart():
                                  "xnnpack_static_int8_per_tensor"))
     assert "- **Correct and delegated:** " in text
     assert f"({delegated} tests: outputs match and a backend took" in text
+
+
+def test_quantized_or_not_is_shown_apart():
+    merged = merged_from("test/data/reports/xnnpack-shard1.json",
+                         "test/data/reports/xnnpack-shard2.json")
+    text = render(merged)
+    rows = dict(tally.computations(merged.results, tally.flow_order(merged)))
+    static = rows[("xnnpack", "xnnpack_static_int8_per_tensor")]
+    dynamic = rows[("xnnpack", "xnnpack_dynamic_int8_per_channel")]
+    # dynamic int8 quantizes linear only: its adds are delegated in floating point
+    assert static["delegated, quantized"] > 0 and static["delegated, float"] == 0
+    assert dynamic["delegated, float"] > 0 and dynamic["delegated, quantized"] == 0
+    assert ("xnnpack", "xnnpack") not in rows  # an fp32 flow has nothing to say
+    passed = [r for r in merged.results if r.status is Status.PASS
+              and r.flow == "xnnpack_static_int8_per_tensor"]
+    assert sum(static.values()) == len(passed) + static["not delegated"]
+    assert "## Quantized or not" in text and "✅ int" in text and "✅ float" in text
+    assert markdown.matrix_cell(Counter({(Status.PASS, "delegated, float"): 2})) == "✅ float ×2"
 
 
 def test_a_selected_flow_without_tests_is_still_listed():

@@ -48,6 +48,10 @@ class Scale(torch.nn.Module):
         return x * 3.0
 
 
+def test_gelu(test_runner):
+    test_runner.lower_and_run_model(torch.nn.GELU(), (torch.randn(4, 16),))
+
+
 def test_bfloat16(test_runner):
     test_runner.lower_and_run_model(Scale(), (torch.randn(8, 8).to(torch.bfloat16),))
 """
@@ -60,7 +64,7 @@ def run(pytester, run_suite):
     return run_suite("--flow", "xnnpack", "--flow", "xnnpack_noisy", "--flow",
                      "xnnpack_static_int8_per_tensor", "--flow", "xnnpack_int8_flipped",
                      "-k", "(linear and not feature) or (feature and int8_per_tensor) or "
-                     "(bfloat16 and not noisy and not int8)", "--seed", "1234", "-p", "no:xdist")
+                     "(bfloat16 and not noisy and not int8) or (gelu and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
 
 
 def one(run, nodeid_part):
@@ -101,6 +105,13 @@ def test_rules_by_recipe_on_real_runs(run):
           f"{stats['max_abs_error']:.3f}, SQNR {stats['sqnr_db']} dB")
     assert wide["status"] == "pass", wide
     assert stats["sqnr_db"] >= 20 and stats["error_ratio"] <= 1
+
+    # Quantized or not: the int8 flow's Linear ran quantized, its GELU in floating point
+    # (the quantizer has no GELU pattern); an fp32 flow does not say.
+    assert healthy["delegated_precision"] == "quantized", healthy
+    gelu = one(run, "test_gelu[xnnpack_static_int8_per_tensor]")
+    assert gelu["status"] == "pass" and gelu["delegated_precision"] == "float", gelu
+    assert clean["delegated_precision"] is None
 
     half = one(run, "test_bfloat16[xnnpack]")  # judged by the output dtype's epsilon
     assert half["verdict_rule"].startswith("bf16:"), half

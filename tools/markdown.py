@@ -49,7 +49,9 @@ CELL = {
     Status.LOWERED_NOT_RUN: "📦",
     Status.UNAVAILABLE: "🚫",
 }
-LEGEND = ("✅ pass · 🟡 pass, but the backend took no node · ❌ failed at the named stage · "
+LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quantized; ✅ float, "
+          "the quantizer left them in floating point; ✅ int+float, some of each) · "
+          "🟡 pass, but the backend took no node · ❌ failed at the named stage · "
           "💥 crash · ⏰ timeout · ❗ error in setup/teardown or unexpected pass · "
           "➖ expected failure · ⏩ skipped (invalid: the test itself is broken) · "
           "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
@@ -259,14 +261,37 @@ def matrix_section(merged: Merged, order) -> Section:
 
 
 def matrix_cell(statuses: Counter | None) -> str:
+    """Marks in status order; a correct test of a quantizing flow also says how it ran
+    (int, int+float, float; 🟡 is not delegated)."""
     if not statuses:
         return ""
     marks = []
     for status in Status:
-        if statuses[status]:
-            count = statuses[status]
-            marks.append(CELL[status] + (f" ×{count}" if count > 1 else ""))
+        keys = [status] + sorted(k for k in statuses if isinstance(k, tuple) and k[0] is status)
+        for key in keys:
+            count = statuses[key]
+            if count:
+                how = tally.SHORT.get(key[1]) if isinstance(key, tuple) else None
+                marks.append(CELL[status] + (f" {how}" if how else "")
+                             + (f" ×{count}" if count > 1 else ""))
     return ", ".join(marks)
+
+
+def computation_section(merged: Merged, order) -> list[Section]:
+    rows = tally.computations(merged.results, order)
+    if not rows:
+        return []
+
+    def render(items):
+        return table(["backend", "flow", *tally.COMPUTATIONS], [
+            [key[0], flow_label(key[1]), *(counts[c] for c in tally.COMPUTATIONS)]
+            for key, counts in items])
+
+    intro = ("Correct tests of the quantizing flows by how they ran: delegated with "
+             "quantize/dequantize around every delegated op, around some, around none (the "
+             "quantizer left the op in floating point), or not delegated.\n\n")
+    return [Section(heading="## Quantized or not\n", intro=intro, items=rows,
+                    render_items=render, unit="flows", cuttable=False)]
 
 
 def stage_section(failures) -> Section:
@@ -420,6 +445,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections = [header(merged, options.title, changes), runs_section(merged), flows_section(merged, order)]
     if changes is not None:
         sections.extend(changes_sections(changes))
+    sections += computation_section(merged, order)
     sections += [
         matrix_section(merged, order),
         stage_section(failures),

@@ -142,12 +142,55 @@ def case_of(result: TestResult) -> str:
 
 
 def support_matrix(results: list[TestResult]) -> list[tuple[str, dict]]:
-    """(test case, {flow key: Counter of statuses}) per test case, sorted by case."""
+    """(test case, {flow key: Counter of statuses}) per test case, sorted by case. A
+    correct test of a quantizing flow counts as (status, how it ran), e.g.
+    (pass, "delegated, float"), so the matrix can tell int from float."""
     cells: dict[str, dict] = {}
     for result in results:
-        cells.setdefault(case_of(result), {}).setdefault(flow_key(result), Counter())[
-            result.status] += 1
+        how = computation(result)
+        key = result.status if how is None else (result.status, how)
+        cells.setdefault(case_of(result), {}).setdefault(flow_key(result), Counter())[key] += 1
     return sorted(cells.items())
+
+
+# ---------------------------------------------------------------- quantized or not
+
+NOT_DELEGATED = "not delegated"
+COMPUTATIONS = ("delegated, quantized", "delegated, partly quantized", "delegated, float",
+                NOT_DELEGATED)
+SHORT = {"delegated, quantized": "int", "delegated, partly quantized": "int+float",
+         "delegated, float": "float"}
+
+
+def computation(result: TestResult) -> str | None:
+    """How a correct test of a quantizing flow ran (one of COMPUTATIONS), from its
+    records' `delegated_precision`; None when the test is not correct or no record says
+    (a flow that does not quantize, or a report older than the field)."""
+    if result.status is Status.PASS_UNDELEGATED:
+        return NOT_DELEGATED if _quantizing(result) else None
+    if result.status is not Status.PASS:
+        return None
+    seen = {r.delegated_precision for r in result.records if r.delegated_precision}
+    if not seen:
+        return None
+    return {frozenset({"quantized"}): "delegated, quantized",
+            frozenset({"float"}): "delegated, float"}.get(frozenset(seen),
+                                                          "delegated, partly quantized")
+
+
+def _quantizing(result: TestResult) -> bool:
+    return bool((result.run.flows().get(result.flow) or {}).get("quantizes")) or any(
+        r.delegated_precision for r in result.records)
+
+
+def computations(results: list[TestResult], order: list[FlowKey]) -> list[tuple[FlowKey, Counter]]:
+    """Per quantizing flow, the correct tests counted by how they ran."""
+    rows: dict = {}
+    for result in results:
+        found = computation(result)
+        if found is not None:
+            rows.setdefault(flow_key(result), Counter())[found] += 1
+    return [(key, rows[key]) for key in order if key in rows]
 
 
 # ---------------------------------------------------------------- failures

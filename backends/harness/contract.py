@@ -125,6 +125,10 @@ class SubtestRecord:
     delegated_nodes: int | None = None
     undelegated_nodes: int | None = None
     delegated_ops: dict = field(default_factory=dict)    # {op name: count}
+    # Quantizing flows only: how the delegated computation ran, "quantized" (q/dq around
+    # every delegated op), "float" (the quantizer left it in floating point) or "mixed";
+    # None when nothing was delegated or the flow does not quantize.
+    delegated_precision: str | None = None
     undelegated_ops: dict = field(default_factory=dict)  # {op name: count}
     pte_size: int | None = None        # bytes, None when not serialized
     # per output: max/mean abs error, SQNR, error_ratio (max error in units of its bound)

@@ -79,6 +79,30 @@ def count_delegation(exported_program) -> tuple[dict, dict]:
     return delegated, undelegated
 
 
+def delegated_precision(exported_program) -> str | None:
+    """In a quantizing flow, how the delegated computation ran: "quantized" when every
+    computing node inside a delegate takes a dequantized input (q/dq around it),
+    "float" when none does, "mixed" otherwise; None when no computing node was delegated.
+    A quantizer that leaves an op in floating point (gelu, say) shows up here as "float"
+    even though the flow quantizes."""
+    graph_module = exported_program.graph_module
+    quantized = computing = 0
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or \
+                node.target is not torch._higher_order_ops.executorch_call_delegate:
+            continue
+        for inner in getattr(graph_module, node.args[0].target).original_module.graph.nodes:
+            if inner.op != "call_function" or _is_bookkeeping(inner.target) \
+                    or _is_quantize_bookkeeping(_op_name(inner.target)):
+                continue
+            computing += 1
+            quantized += any(arg.op == "call_function" and "dequantize" in _op_name(arg.target)
+                             for arg in inner.all_input_nodes)
+    if not computing:
+        return None
+    return "quantized" if quantized == computing else "float" if not quantized else "mixed"
+
+
 def _is_bookkeeping(target) -> bool:
     import operator
 
@@ -173,6 +197,8 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         undelegated_ops=undelegated,
         delegated_nodes=sum(delegated.values()),
         undelegated_nodes=sum(undelegated.values()),
+        delegated_precision=delegated_precision(edge.exported_program()) if flow.quantizes
+        else None,
     )
     executorch_program = timer.run("serialize", edge.to_executorch)
     found["pte_size"] = len(executorch_program.buffer)

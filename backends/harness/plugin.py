@@ -70,6 +70,7 @@ class SessionState:
                     "tox_env": f.backend if f.backend in folders else None,
                     "description": f.description,
                     "delegates": f.delegates,
+                    "quantizes": f.quantizes,
                     "selected": f in self.selected,
                     "unavailable": self.unavailable.get(f.name),
                     "enable_hint": f.enable_hint or None,
