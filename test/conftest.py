@@ -16,6 +16,9 @@ from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK
 
 
+CALLS = []  # execute calls of "first_call" runtimes in this process
+
+
 @dataclasses.dataclass(frozen=True)
 class FaultyRuntime:
     """Wraps a flow's runtime and spoils what it returns: the self-tests' faults live
@@ -24,7 +27,7 @@ class FaultyRuntime:
     inner: object
     # "shift": outputs + 1; "abort": the process aborts while running; "noise": seeded
     # Gaussian noise of 1e-3 of each output's range; "flip": the largest element's sign
-    # flipped
+    # flipped; "first_call": the first call in a process raises, later ones are fine
     fault: str
     name: str = "faulty"
 
@@ -42,6 +45,11 @@ class FaultyRuntime:
             os.abort()
         if self.fault == "shift":
             return [o + 1.0 for o in outputs]
+        if self.fault == "first_call":
+            CALLS.append(self)
+            if len(CALLS) == 1:
+                raise RuntimeError("fails on its first call in this process")
+            return outputs
         outputs = [o.clone() for o in outputs]
         for out in outputs:
             flat = out.view(-1)

@@ -161,6 +161,20 @@ def test_quantized_or_not_is_shown_apart():
     assert markdown.matrix_cell(Counter({(Status.PASS, "delegated, float"): 2})) == "✅ float ×2"
 
 
+def test_flaky_cases_are_listed_apart_and_still_fail():
+    merged = merged_from("test/data/reports/verdicts/flaky.json")
+    text = render(merged)
+    flaky = {r.nodeid for r in merged.results if tally.is_flaky(r)}
+    broken = {r.nodeid for r in merged.results if r.status in st.FAILING} - flaky
+    assert flaky and broken  # faulty_flaky's first run fails; faulty_mismatch always does
+    assert all("faulty_flaky" in nodeid for nodeid in flaky)
+    section = text.split("## Flaky", 1)[1].split("\n## ", 1)[0]
+    assert all(nodeid in section for nodeid in flaky)
+    assert not any(nodeid in section for nodeid in broken)
+    assert f"{len(flaky) + len(broken)} failing ({len(flaky)} of them flaky)" in text
+    assert text.count("· **flaky** (passed when run again)") == len(flaky)
+
+
 def test_a_selected_flow_without_tests_is_still_listed():
     full = merged_from("test/data/reports/pipeline.json")
     text = render(reports.Merged(full.runs, [], []))

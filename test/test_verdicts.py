@@ -24,6 +24,8 @@ def pytest_etsuite_flows(config):
                             runtime=FaultyRuntime(XNNPACK.runtime, "noise")),
         dataclasses.replace(int8, name="xnnpack_int8_flipped",
                             runtime=FaultyRuntime(int8.runtime, "flip")),
+        dataclasses.replace(XNNPACK, name="xnnpack_flaky",
+                            runtime=FaultyRuntime(XNNPACK.runtime, "first_call")),
     ]
 '''
 
@@ -63,8 +65,9 @@ def run(pytester, run_suite):
     pytester.makepyfile(test_cases=CASES)
     return run_suite("--flow", "xnnpack", "--flow", "xnnpack_noisy", "--flow",
                      "xnnpack_static_int8_per_tensor", "--flow", "xnnpack_int8_flipped",
+                     "--flow", "xnnpack_flaky",
                      "-k", "(linear and not feature) or (feature and int8_per_tensor) or "
-                     "(bfloat16 and not noisy and not int8) or (gelu and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
+                     "(bfloat16 and not noisy and not int8 and not flaky) or (gelu and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
 
 
 def one(run, nodeid_part):
@@ -73,9 +76,14 @@ def one(run, nodeid_part):
     return records[0]
 
 
-def test_rules_by_recipe_on_real_runs(run):
+def test_verdicts_of_a_real_run(run):
+    """One real session (they are slow) checked for each part of a verdict."""
     assert run.report is not None, run.stdout + run.stderr
+    check_rules_by_recipe(run)
+    check_flaky_or_broken(run)
 
+
+def check_rules_by_recipe(run):
     clean = one(run, "test_linear[xnnpack]")
     assert clean["status"] == "pass", clean
     assert clean["verdict_rule"].startswith("fp32:") and "x its bound" in clean["margin"]
@@ -115,3 +123,16 @@ def test_rules_by_recipe_on_real_runs(run):
 
     half = one(run, "test_bfloat16[xnnpack]")  # judged by the output dtype's epsilon
     assert half["verdict_rule"].startswith("bf16:"), half
+
+
+def check_flaky_or_broken(run):    # A runtime that fails on its first call only: the rerun on the same inputs passes.
+    flaky = one(run, "test_linear[xnnpack_flaky]")
+    assert flaky["status"] == "fail_run" and flaky["flaky"] is True, flaky
+    assert flaky["rerun"]["same_inputs"] == "pass" and flaky["rerun"]["other_inputs"] == "pass"
+    assert run.outcome("test_linear[xnnpack_flaky]") == "failed"  # never a silent pass
+    assert "flaky" in run.tests["test_cases.py::test_linear[xnnpack_flaky]"]["call"]["longrepr"]
+    # Noise on every run: broken with the same inputs and with others.
+    broken = one(run, "test_linear[xnnpack_noisy]")
+    assert broken["flaky"] is False, broken
+    assert broken["rerun"]["same_inputs"] == broken["rerun"]["other_inputs"] == "fail_mismatch"
+    assert one(run, "test_linear[xnnpack]")["rerun"] is None  # a pass is not rerun

@@ -154,9 +154,11 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
     delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
+    flaky = sum(1 for r in results if tally.is_flaky(r))
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
-        f"{failing} failing, {plural(xfail, 'expected failure')}, {other} skipped, "
+        f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
+        f"{plural(xfail, 'expected failure')}, {other} skipped, "
         f"unavailable or not run",
         f"- **Correct:** {percent(rate)}" + (
             f" ({passing} of {passing + failing} tests with a verdict, "
@@ -317,6 +319,27 @@ def signature_section(failures) -> Section:
                    empty="No failures.\n", unit="signatures")
 
 
+def flaky_section(failing) -> list[Section]:
+    flaky = [result for result, _ in failing if tally.is_flaky(result)]
+    if not flaky:
+        return []
+
+    def render(items):
+        rows = []
+        for result in items:
+            reruns = [r.rerun for r in result.records if r.flaky and r.rerun]
+            rows.append([code(result.nodeid), flow_label(result.flow), result.status,
+                         "; ".join(f"same inputs: {r.get('same_inputs')}, other inputs: "
+                                   f"{r.get('other_inputs')}" for r in reruns) or "–",
+                         code(tally.repro(result))])
+        return table(["test", "flow", "status", "run again", "repro"], rows)
+
+    intro = (f"{plural(len(flaky), 'failing test')} did not fail again when run a second "
+             f"time on the same inputs: flaky, not broken. They still count as failing.\n\n")
+    return [Section(heading="## Flaky\n", intro=intro, items=flaky, render_items=render,
+                    unit="flaky tests")]
+
+
 def failures_section(failing) -> Section:
     def render(items):
         return "", [failure_block(number, result, found)
@@ -330,7 +353,8 @@ def failures_section(failing) -> Section:
 
 def failure_block(number: int, result: TestResult, found) -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
-    lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status} · "
+    flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
+    lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status}{flaky} · "
              f"run {code(result.run.path)}\n"]
     for failure in found:
         subtest = f"subtest {failure.subtest}: " if failure.subtest is not None else ""
@@ -450,6 +474,9 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         matrix_section(merged, order),
         stage_section(failures),
         signature_section(failures),
+    ]
+    sections += flaky_section(failing)
+    sections += [
         failures_section(failing),
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),

@@ -226,6 +226,13 @@ def failing_tests(merged: Merged, order: list[FlowKey]) -> list[tuple[TestResult
     return [(r, failures_of(r)) for r in failing]
 
 
+def is_flaky(result: TestResult) -> bool:
+    """A failing test whose failing records all passed when run again on the same
+    inputs: flaky, not broken (it still counts as failing)."""
+    failing = [r for r in result.records if r.status in st.FAILING]
+    return bool(failing) and all(r.flaky for r in failing)
+
+
 def repro(result: TestResult) -> str:
     """The record's own command when there is one; else one built the same way from the
     node id and the run's seed."""

@@ -137,6 +137,13 @@ class SubtestRecord:
     verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
     margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
+    # A fail_mismatch or fail_run is run again in the same process, once on the same
+    # inputs and once on other inputs: {"same_inputs": status, "other_inputs": status,
+    # "other_seed": seed}. None when it was not rerun.
+    rerun: dict | None = None
+    # True when the failure did not reproduce on the same inputs. A flaky subtest keeps
+    # its failing status (a flaky case never passes silently); the report lists it apart.
+    flaky: bool | None = None
     repro: str | None = None           # command that reproduces this record
 
     def __post_init__(self):

@@ -12,6 +12,7 @@ import logging
 import os
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -213,13 +214,13 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         return
 
     found["runtime"] = runtime.name
+    replay = found[REPLAY_KEY] = Replay(program, runtime, tolerance or flow.tolerance,
+                                        flat_inputs(inputs), flatten_tensors(expected))
     loaded = timer.run("load", lambda: runtime.load(program))
-    flat_inputs = [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
-    actual = timer.run("run", lambda: runtime.execute(loaded, flat_inputs))
+    actual = timer.run("run", lambda: runtime.execute(loaded, replay.inputs))
+    replay.actual = actual
 
-    comparison = timer.run(
-        "compare", lambda: compare_outputs(expected, actual, tolerance or flow.tolerance)
-    )
+    comparison = timer.run("compare", lambda: compare_outputs(expected, actual, replay.rules))
     found.update(outputs=comparison.statistics, verdict_rule=comparison.rule,
                  margin=comparison.margin)
     if not comparison.matched:
@@ -228,6 +229,47 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         found["status"] = Status.PASS_UNDELEGATED
     else:
         found["status"] = Status.PASS
+
+
+REPLAY_KEY = "_replay"  # in run_pipeline's result; the runner pops it (not a record field)
+
+
+def flat_inputs(inputs) -> list:
+    return [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
+
+
+@dataclass
+class Replay:
+    """What the pipeline leaves for the runner once a program could run: enough to run
+    it again (to tell a flaky failure from a broken case) and to write it out as
+    artifacts (.pte, inputs, eager and runtime outputs)."""
+
+    program: LoweredProgram
+    runtime: Any
+    rules: Any
+    inputs: list                 # flat program inputs
+    expected: list               # flat eager outputs
+    actual: list | None = None   # flat runtime outputs (None: the run raised)
+
+    def status(self, model, inputs: tuple | None = None) -> Status:
+        """The status of loading and running the program again, on `inputs` (default:
+        the same inputs) against `model`'s eager outputs on them."""
+        flat = self.inputs if inputs is None else flat_inputs(inputs)
+        try:
+            with torch.no_grad():
+                expected = self.expected if inputs is None else model(*inputs)
+        except Exception:  # noqa: BLE001 - other inputs the model rejects say nothing
+            return Status.SKIP_INVALID
+        try:
+            loaded = self.runtime.load(self.program)
+        except Exception:  # noqa: BLE001 - a failing stage is the answer
+            return Status.FAIL_LOAD
+        try:
+            actual = self.runtime.execute(loaded, flat)
+        except Exception:  # noqa: BLE001
+            return Status.FAIL_RUN
+        return Status.PASS if compare_outputs(expected, actual, self.rules).matched \
+            else Status.FAIL_MISMATCH
 
 
 class _WarmUpModel(torch.nn.Module):

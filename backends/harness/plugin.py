@@ -394,7 +394,8 @@ def pytest_pyfunc_call(pyfuncitem):
             lines.append(f"{len(failing)} of {len(runner.records)} subtests failed; "
                          f"subtest {first.subtest}: {first.status}: {first_error}")
         for r in failing:
-            lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}: {r.error}")
+            flaky = " [flaky: passed when run again on the same inputs]" if r.flaky else ""
+            lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}{flaky}: {r.error}")
         lines.append(f"repro: {runner.context.repro}")
         pytest.fail("\n".join(lines), pytrace=False)
     if not any(r.status in PASSING for r in runner.records):
