@@ -175,6 +175,19 @@ def test_flaky_cases_are_listed_apart_and_still_fail():
     assert text.count("· **flaky** (passed when run again)") == len(flaky)
 
 
+def test_failures_link_their_artifacts_relative_to_the_summary(tmp_path):
+    merged = merged_from("test/data/reports/verdicts/flaky.json")
+    out = tmp_path / "site"
+    out.mkdir()
+    text, _ = fit(markdown.build(merged, None, markdown.Options(link_from=str(out))), 10**9, None)
+    links = re.findall(r"\[subtest \d+\]\(([^)]+)\)", text)
+    with_artifacts = [r for result in merged.results for r in result.records if r.artifacts]
+    assert links and len(links) == len(with_artifacts)
+    for link in links:
+        assert not Path(link).is_absolute()
+        assert (out / link / "manifest.json").is_file(), link
+
+
 def test_a_selected_flow_without_tests_is_still_listed():
     full = merged_from("test/data/reports/pipeline.json")
     text = render(reports.Merged(full.runs, [], []))

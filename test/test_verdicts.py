@@ -59,15 +59,21 @@ def test_bfloat16(test_runner):
 """
 
 
+ARTIFACT_CAP_MB = 0.012  # room for about one failing subtest's files
+
+
 @pytest.fixture
 def run(pytester, run_suite):
     pytester.makeconftest(VERDICT_CONFTEST)
     pytester.makepyfile(test_cases=CASES)
-    return run_suite("--flow", "xnnpack", "--flow", "xnnpack_noisy", "--flow",
+    found = run_suite("--flow", "xnnpack", "--flow", "xnnpack_noisy", "--flow",
                      "xnnpack_static_int8_per_tensor", "--flow", "xnnpack_int8_flipped",
-                     "--flow", "xnnpack_flaky",
+                     "--flow", "xnnpack_flaky", "--artifacts", "artifacts",
+                     "--artifacts-max-mb", str(ARTIFACT_CAP_MB),
                      "-k", "(linear and not feature) or (feature and int8_per_tensor) or "
                      "(bfloat16 and not noisy and not int8 and not flaky) or (gelu and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
+    found.path = pytester.path
+    return found
 
 
 def one(run, nodeid_part):
@@ -81,6 +87,7 @@ def test_verdicts_of_a_real_run(run):
     assert run.report is not None, run.stdout + run.stderr
     check_rules_by_recipe(run)
     check_flaky_or_broken(run)
+    check_artifacts(run)
 
 
 def check_rules_by_recipe(run):
@@ -136,3 +143,30 @@ def check_flaky_or_broken(run):    # A runtime that fails on its first call only
     assert broken["flaky"] is False, broken
     assert broken["rerun"]["same_inputs"] == broken["rerun"]["other_inputs"] == "fail_mismatch"
     assert one(run, "test_linear[xnnpack]")["rerun"] is None  # a pass is not rerun
+
+
+def check_artifacts(run):
+    """Failing subtests write their files until the cap; the session says so once."""
+    import json
+
+    import torch
+
+    failing = [r for r in run.records() if r["status"] in ("fail_mismatch", "fail_run")]
+    written = [r for r in failing if r["artifacts"]]
+    assert written and len(written) < len(failing), [r["artifacts"] for r in failing]
+    assert all(r["artifacts"] is None for r in run.records() if r["status"] == "pass")
+    folder = run.path / written[0]["artifacts"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["test_id"] == written[0]["test_id"]
+    assert (folder / manifest["program"]).read_bytes()[4:8] == b"ET12"  # a .pte
+    first = manifest["inputs"][0]
+    raw = (folder / first["file"]).read_bytes()
+    inputs = torch.load(folder / "inputs.pt")
+    assert first["dtype"] == "float32" and first["shape"] == list(inputs[0].shape)
+    assert torch.equal(torch.frombuffer(bytearray(raw), dtype=torch.float32)
+                       .reshape(first["shape"]), inputs[0])
+    assert len(torch.load(folder / "expected.pt")) == 1
+    total = sum(p.stat().st_size for p in (run.path / "artifacts").rglob("*")
+                if p.is_file() and p.name != "CAP_REACHED")
+    assert total <= ARTIFACT_CAP_MB * 2**20
+    assert run.stdout.count("artifacts reached the cap") == 1

@@ -10,6 +10,7 @@ line by line and diffed between runs.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import Counter
 from dataclasses import dataclass
 
@@ -63,6 +64,8 @@ NO_FLOW = "(no flow)"
 class Options:
     title: str = DEFAULT_TITLE
     slowest: int = 10
+    # Folder the summary is written to: artifact links are made relative to it.
+    link_from: str = "."
 
 
 # ---------------------------------------------------------------- small formatters
@@ -340,9 +343,9 @@ def flaky_section(failing) -> list[Section]:
                     unit="flaky tests")]
 
 
-def failures_section(failing) -> Section:
+def failures_section(failing, link_from: str = ".") -> Section:
     def render(items):
-        return "", [failure_block(number, result, found)
+        return "", [failure_block(number, result, found, link_from)
                     for number, (result, found) in enumerate(items, 1)]
 
     intro = (f"{plural(len(failing), 'failing test')}, each with the command that reproduces "
@@ -351,7 +354,15 @@ def failures_section(failing) -> Section:
                    empty="No failures.\n", unit="failing tests")
 
 
-def failure_block(number: int, result: TestResult, found) -> str:
+def artifact_links(result: TestResult, link_from: str) -> str:
+    """Links to the subtests' artifact folders, relative to the summary's folder."""
+    links = [f"[subtest {r.subtest}]({os.path.relpath(r.artifacts, link_from)})"
+             for r in result.records if r.artifacts]
+    return f"\nArtifacts (.pte, inputs, eager and runtime outputs): {', '.join(links)}\n" \
+        if links else ""
+
+
+def failure_block(number: int, result: TestResult, found, link_from: str = ".") -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
     flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
     lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status}{flaky} · "
@@ -361,6 +372,7 @@ def failure_block(number: int, result: TestResult, found) -> str:
         stage = f" at {failure.stage}" if failure.stage else ""
         lines.append(f"\n{subtest}{failure.status}{stage}\n")
         lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
+    lines.append(artifact_links(result, link_from))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
 
@@ -477,7 +489,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     ]
     sections += flaky_section(failing)
     sections += [
-        failures_section(failing),
+        failures_section(failing, options.link_from),
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),
     ]

@@ -126,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"summary: error: {error}\n")
         return EXIT_BAD_INPUT
     changes = compare(merged, baseline) if baseline is not None else None
-    sections = markdown.build(merged, changes, markdown.Options(args.title, args.slowest))
+    link_from = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+    sections = markdown.build(merged, changes,
+                              markdown.Options(args.title, args.slowest, link_from))
     full_path = full_path_for(args.output) if args.output else None
     text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
     try:

@@ -144,6 +144,10 @@ class SubtestRecord:
     # True when the failure did not reproduce on the same inputs. A flaky subtest keeps
     # its failing status (a flaky case never passes silently); the report lists it apart.
     flaky: bool | None = None
+    # Folder holding this subtest's .pte, inputs (.bin + manifest.json, and .pt) and
+    # eager/runtime outputs, relative to where pytest ran; None: none written (not asked
+    # for, nothing ran, or the run's artifact cap was reached).
+    artifacts: str | None = None
     repro: str | None = None           # command that reproduces this record
 
     def __post_init__(self):

@@ -10,12 +10,13 @@ stream in `stream.py`.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 
 import pytest
 
-from etsuite.backends.harness import hookspecs, isolation, stream
+from etsuite.backends.harness import artifacts, hookspecs, isolation, stream
 from etsuite.backends.harness.contract import (
     FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, session_facts, test_case_id,
 )
@@ -107,6 +108,7 @@ def pytest_addoption(parser):
                          f"reported, but does not make the run exit {EXIT_UNAVAILABLE}")
     isolation.addoption(group, parser)
     stream.addoption(group)
+    artifacts.addoption(group)
 
 
 def pytest_configure(config):
@@ -136,6 +138,11 @@ def pytest_configure(config):
     else:
         seed, given = random.randrange(1, 10**6), False
     state = SessionState(flows_by_name, selected, seed, given)
+    state.artifacts = artifacts.ArtifactPolicy.from_config(config)
+    if state.artifacts is not None and worker_input is None:  # a new run: a new cap
+        stale = os.path.join(state.artifacts.root, artifacts.CAP_FILE)
+        if os.path.exists(stale):
+            os.remove(stale)
     config.stash[STATE_KEY] = state
     if isolation.isolation_mode(config) == "fork":
         config.pluginmanager.register(
@@ -305,6 +312,13 @@ def pytest_sessionfinish(session, exitstatus):
             session.exitstatus = EXIT_UNAVAILABLE
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    state = config.stash.get(STATE_KEY, None)
+    message = artifacts.cap_message(state.artifacts if state else None)
+    if message and not hasattr(config, "workerinput"):
+        terminalreporter.write_line(message)
+
+
 def unavailable_requests(config, state: "SessionState") -> list[str]:
     """One line per backend (every flow unavailable) or flow asked for by name that
     cannot run here, with the reason and how to enable it."""
@@ -352,7 +366,8 @@ def test_runner(request):
     flow = state.flows[request.param]
     context, input_seed = _context(request.node, flow, state)
     seed_everything(input_seed)
-    runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node))
+    runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node),
+                        artifacts=state.artifacts)
     request.node.stash[RUNNER_KEY] = runner
     return runner
 

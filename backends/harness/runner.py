@@ -69,7 +69,9 @@ class TestRunner:
     __test__ = False  # not a test class, despite the name
 
     def __init__(self, flow: Flow, context: TestContext,
-                 on_progress: Callable[[dict], None] = lambda event: None):
+                 on_progress: Callable[[dict], None] = lambda event: None,
+                 artifacts=None):
+        self.artifacts = artifacts  # an artifacts.ArtifactPolicy, or None: write none
         self.flow = flow
         self.context = context
         self.records: list[SubtestRecord] = []
@@ -127,6 +129,10 @@ class TestRunner:
         replay = found.pop(REPLAY_KEY, None)
         if found["status"] in RERUN and replay is not None:
             found.update(self._rerun(replay, model, run_inputs or tuple(inputs), subtest))
+        if self.artifacts is not None and replay is not None \
+                and self.artifacts.wants(found["status"]):
+            found["artifacts"] = self.artifacts.write(
+                self.context.test_id, subtest, replay, {**found, "seed": self.context.seed})
         record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
         self._on_progress({"event": "record", "record": record.to_dict()})
