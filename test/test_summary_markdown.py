@@ -73,6 +73,7 @@ def test_sections_come_in_reading_order():
         "## Failures",
         "## Slowest tests",
         "## Delegation coverage",
+        "## Numerical quality",
         "## Duplicates",
     ]
 
@@ -186,6 +187,25 @@ def test_failures_link_their_artifacts_relative_to_the_summary(tmp_path):
     for link in links:
         assert not Path(link).is_absolute()
         assert (out / link / "manifest.json").is_file(), link
+
+
+def test_numerical_quality_per_flow():
+    merged = merged_from("test/data/reports/xnnpack-shard1.json",
+                         "test/data/reports/xnnpack-shard2.json",
+                         "test/data/reports/verdicts/flaky.json")
+    rows = {row.flow: row for row in tally.quality(merged.results, tally.flow_order(merged))}
+    records = {flow: [r for result in merged.results if result.flow == flow
+                      for r in result.records if r.outputs] for flow in rows}
+    int8 = rows["xnnpack_static_int8_per_tensor"]
+    assert len(int8.ratios) == len(records["xnnpack_static_int8_per_tensor"])
+    assert int8.sqnr and min(int8.sqnr) == min(o["sqnr_db"] for r in records[
+        "xnnpack_static_int8_per_tensor"] for o in r.outputs)
+    assert sum(int8.buckets()) == len(int8.ratios) and int8.buckets()[-1] == 0
+    mismatches = [r for r in records["faulty_mismatch"] if r.status is Status.FAIL_MISMATCH]
+    assert rows["faulty_mismatch"].buckets()[-1] == len(mismatches) > 0  # over the bound
+    assert tally.percentile([3, 1, 2], 0.5) == 2 and tally.percentile([], 0.5) is None
+    text = render(merged)
+    assert "## Numerical quality" in text and "error/bound p95" in text
 
 
 def test_a_selected_flow_without_tests_is_still_listed():

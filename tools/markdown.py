@@ -408,6 +408,33 @@ def coverage_section(merged: Merged, order) -> Section:
                    empty="No subtest was lowered.\n", unit="flows")
 
 
+def quality_section(merged: Merged, order) -> list[Section]:
+    rows = tally.quality(merged.results, order)
+    if not rows:
+        return []
+    edges = ("0", *(f"{e:g}" for e in tally.RATIO_BUCKETS))
+    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:])),
+               f"> {edges[-1]}"]
+
+    def db(value):
+        return "–" if value is None else f"{value:.1f}"
+
+    def render(items):
+        return table(["backend", "flow", "compared", "no error", "SQNR min", "SQNR p5",
+                      "SQNR median", "error/bound p95", *buckets], [
+            [row.backend, flow_label(row.flow), len(row.ratios), row.exact, db(min(row.sqnr, default=None)),
+             db(tally.percentile(row.sqnr, 0.05)), db(tally.percentile(row.sqnr, 0.5)),
+             f"{tally.percentile(row.ratios, 0.95):.3g}", *row.buckets()]
+            for row in items])
+
+    intro = ("Per flow, over the subtests whose outputs were compared: the worst output's "
+             "SQNR in dB (no error: an exact match) and its max error in units of the "
+             "rule's bound (over 1 fails), counted in buckets. A flow that passes just "
+             "barely shows up in the last buckets.\n\n")
+    return [Section(heading="## Numerical quality\n", intro=intro, items=rows,
+                    render_items=render, unit="flows")]
+
+
 def duplicates_section(merged: Merged) -> list[Section]:
     if not merged.duplicates:
         return []
@@ -493,4 +520,5 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),
     ]
+    sections += quality_section(merged, order)
     return sections + duplicates_section(merged)

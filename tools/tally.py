@@ -345,3 +345,53 @@ def total_coverage(results: list[TestResult]) -> Coverage:
     for result in results:
         _count_nodes(row, result)
     return row
+
+
+# ---------------------------------------------------------------- numerical quality
+
+RATIO_BUCKETS = (0.01, 0.1, 0.5, 1.0)  # upper edges of max error / bound; beyond: over
+
+
+@dataclass
+class Quality:
+    """Per flow, over the subtests whose outputs were compared: the worst output's SQNR
+    (None: no error at all) and its max error in units of its bound."""
+
+    backend: str | None
+    flow: str | None
+    sqnr: list = field(default_factory=list)     # dB, finite values only
+    exact: int = 0                               # subtests without any error
+    ratios: list = field(default_factory=list)
+
+    def buckets(self) -> list[int]:
+        edges = (0.0, *RATIO_BUCKETS)
+        counts = [sum(1 for r in self.ratios if low < r <= high) if low else
+                  sum(1 for r in self.ratios if r <= high)
+                  for low, high in zip(edges, edges[1:])]
+        return counts + [sum(1 for r in self.ratios if r > RATIO_BUCKETS[-1])]
+
+
+def percentile(values: list, share: float) -> float | None:
+    """Nearest-rank percentile (share in 0..1); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
+
+
+def quality(results: list[TestResult], order: list[FlowKey]) -> list[Quality]:
+    rows = {key: Quality(*key) for key in order}
+    for result in results:
+        row = rows[flow_key(result)]
+        for record in result.records:
+            judged = [o for o in record.outputs if isinstance(o, dict)
+                      and o.get("error_ratio") is not None]
+            if not judged:
+                continue
+            row.ratios.append(max(o["error_ratio"] for o in judged))
+            sqnrs = [o["sqnr_db"] for o in judged if o.get("sqnr_db") is not None]
+            if sqnrs:
+                row.sqnr.append(min(sqnrs))
+            else:
+                row.exact += 1
+    return [row for row in rows.values() if row.ratios]
