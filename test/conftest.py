@@ -16,13 +16,19 @@ from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK
 
 
+CALLS = []  # execute calls of "first_call" runtimes in this process
+
+
 @dataclasses.dataclass(frozen=True)
 class FaultyRuntime:
     """Wraps a flow's runtime and spoils what it returns: the self-tests' faults live
     here, in a wrapped flow, not in the public Flow."""
 
     inner: object
-    fault: str  # "shift": outputs + 1; "abort": the process aborts while running
+    # "shift": outputs + 1; "abort": the process aborts while running; "noise": seeded
+    # Gaussian noise of 1e-3 of each output's range; "flip": the largest element's sign
+    # flipped; "first_call": the first call in a process raises, later ones are fine
+    fault: str
     name: str = "faulty"
 
     def missing(self, program):
@@ -32,10 +38,28 @@ class FaultyRuntime:
         return self.inner.load(program)
 
     def execute(self, loaded, inputs):
+        import torch
+
         outputs = self.inner.execute(loaded, inputs)
         if self.fault == "abort":
             os.abort()
-        return [o + 1.0 for o in outputs]
+        if self.fault == "shift":
+            return [o + 1.0 for o in outputs]
+        if self.fault == "first_call":
+            CALLS.append(self)
+            if len(CALLS) == 1:
+                raise RuntimeError("fails on its first call in this process")
+            return outputs
+        outputs = [o.clone() for o in outputs]
+        for out in outputs:
+            flat = out.view(-1)
+            if self.fault == "noise":
+                spread = float(out.max() - out.min())
+                flat += 1e-3 * spread * torch.randn(
+                    flat.shape, generator=torch.Generator().manual_seed(5))
+            else:
+                flat[flat.abs().argmax()] *= -1
+        return outputs
 
 
 def pytest_etsuite_flows(config):

@@ -128,11 +128,49 @@ def test_load_keeps_order_and_line_numbers(tmp_path):
     ("[[xfail]]\nflows = ['x']\n", "unknown section(s) ['xfail']"),
     ("[[skip]\n", "not valid TOML"),
     ("\n\n[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\ncolour = 'red'\n", "x.toml:3: unknown key(s) ['colour']"),
+    ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\n", "sets no rule field"),
+    ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 'many'\n", "'steps' must be a non-negative number"),
+    ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nmin_sqnr_db = 9\n", "needs a non-empty 'reason'"),
+    ("[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 3\n", "unknown key(s) ['steps']"),
 ])
 def test_malformed_files_name_the_entry(tmp_path, text, message):
     with pytest.raises(ex.ExpectationsError) as error:
         ex.load(write(tmp_path, text), "x.toml")
     assert message in str(error.value) and "x.toml" in str(error.value)
+
+
+TOLERANCES = """\
+[[tolerance]]
+flows = ["xnnpack_static_*"]
+case = "*::test_log_softmax*"
+dtype = "float32"
+min_sqnr_db = 8
+steps = 64
+reason = "log of small int8 probabilities saturates"
+
+[[tolerance]]
+flows = ["xnnpack*"]
+case = "*::test_log_softmax*"
+range_fraction = 0.001
+reason = "any other dtype"
+"""
+
+
+def test_tolerance_overrides_apply_per_flow_case_and_dtype(tmp_path):
+    from etsuite.backends.harness.tolerance import INT8, RuleBook
+
+    data = ex.load(write(tmp_path, TOLERANCES), "x.toml")
+    overrides = data.tolerances("xnnpack_static_int8_per_tensor", "a.py::test_log_softmax[3d]")
+    book = RuleBook(INT8, overrides)
+    rule = book.for_dtype("torch.float32")
+    assert (rule.min_sqnr_db, rule.steps) == (8, 64) and "override x.toml:1" in rule.name
+    assert book.for_dtype("torch.float16").range_fraction == 0.001  # the second entry
+    assert book.for_dtype("torch.float16").min_sqnr_db == INT8.min_sqnr_db
+    assert data.tolerances("xnnpack_static_int8_per_tensor", "a.py::test_softmax") == ()
+    assert data.tolerances("portable", "a.py::test_log_softmax") == ()
+    again = ex.load(write(tmp_path, ex.dump(data, "x")), "y.toml")  # the updater keeps them
+    assert [(e.dtype, e.rule, e.reason) for e in again.entries] == \
+        [(e.dtype, e.rule, e.reason) for e in data.entries]
 
 
 def test_shipped_backends_load_their_files():

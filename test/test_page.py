@@ -134,8 +134,7 @@ def test_a_history_folder_is_one_point_per_run(tmp_path):
     those since the newest."""
     folder = tmp_path / "history"
     (folder / "b-older").mkdir(parents=True)
-    shutil.copy(DATA / "xnnpack-shard1.json", folder / "b-older" / "xnnpack-shard1.json")
-    shutil.copy(DATA / "xnnpack-shard2.json", folder / "b-older" / "xnnpack-shard2.json")
+    shutil.copy(DATA / "portable.json", folder / "b-older" / "portable.json")
     shutil.copy(DATA / "baseline" / "outcomes.json", folder / "a-newer.json")
     older, newer = load(folder / "b-older"), load(folder / "a-newer.json")
     assert page.started(older) < page.started(newer)
@@ -144,8 +143,8 @@ def test_a_history_folder_is_one_point_per_run(tmp_path):
                          "--page", str(html)]) == 0
     history = embedded(html.read_text(encoding="utf-8"))["history"]
     assert [p["label"] for p in history["points"]] == ["b-older", "a-newer.json", "this run"]
-    assert history["points"][0]["flows"]["xnnpack"]["total"] == len(
-        [r for r in older.results if r.flow == "xnnpack"])
+    assert history["points"][0]["flows"]["portable"]["total"] == len(
+        [r for r in older.results if r.flow == "portable"])
     expected = compare(load(DATA / "outcomes.json"), newer)
     assert len(history["changes"]["regressions"]) == len(expected.regressions) > 0
 

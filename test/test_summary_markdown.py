@@ -66,12 +66,14 @@ def test_sections_come_in_reading_order():
         "### Fixes (failed in the baseline, pass now)",
         "### New tests",
         "### Removed tests",
+        "## Quantized or not",
         "## Support matrix",
         "## Failures by stage",
         "## Failures by error signature",
         "## Failures",
         "## Slowest tests",
         "## Delegation coverage",
+        "## Numerical quality",
         "## Duplicates",
     ]
 
@@ -118,8 +120,92 @@ def test_only_skips_give_no_pass_rate_instead_of_dividing_by_zero():
     full = merged_from("test/data/reports/pipeline.json")
     skipped = reports.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
     text = render(skipped)
-    assert "- **Pass rate:** n/a (no test reached a verdict)" in text
-    assert _row(text, "missing_sdk")["pass rate"] == "n/a"
+    assert "- **Correct:** n/a (no test reached a verdict)" in text
+    assert _row(text, "missing_sdk")["correct"] == "0 (n/a)"
+
+
+def test_the_headline_keeps_correct_and_delegated_apart():
+    text = render(merged_from("test/data/reports/pipeline.json",
+                              "test/data/reports/xnnpack-shard1.json"))
+    rows = {name: _row(text, name) for name in ("xnnpack", "portable", "faulty_lowered_only")}
+    counts = {name: (int(row["pass"]), int(row["pass_undelegated"])) for name, row in rows.items()}
+    for name in ("xnnpack", "faulty_lowered_only"):  # pass_undelegated is correct, not delegated
+        passed, undelegated = counts[name]
+        assert undelegated > 0
+        assert rows[name]["correct"].startswith(f"{passed + undelegated} (")
+        assert rows[name]["correct, delegated"].startswith(f"{passed} (")
+    assert rows["portable"]["correct, delegated"] == "– (no delegate)"
+    assert rows["xnnpack"]["delegated nodes"].endswith("%")
+    delegated = sum(int(_row(text, name)["correct, delegated"].split()[0])
+                    for name in ("xnnpack", "xnnpack_dynamic_int8_per_channel",
+                                 "xnnpack_static_int8_per_channel",
+                                 "xnnpack_static_int8_per_tensor"))
+    assert "- **Correct and delegated:** " in text
+    assert f"({delegated} tests: outputs match and a backend took" in text
+
+
+def test_quantized_or_not_is_shown_apart():
+    merged = merged_from("test/data/reports/xnnpack-shard1.json",
+                         "test/data/reports/xnnpack-shard2.json")
+    text = render(merged)
+    rows = dict(tally.computations(merged.results, tally.flow_order(merged)))
+    static = rows[("xnnpack", "xnnpack_static_int8_per_tensor")]
+    dynamic = rows[("xnnpack", "xnnpack_dynamic_int8_per_channel")]
+    # dynamic int8 quantizes linear only: its adds are delegated in floating point
+    assert static["delegated, quantized"] > 0 and static["delegated, float"] == 0
+    assert dynamic["delegated, float"] > 0 and dynamic["delegated, quantized"] == 0
+    assert ("xnnpack", "xnnpack") not in rows  # an fp32 flow has nothing to say
+    passed = [r for r in merged.results if r.status is Status.PASS
+              and r.flow == "xnnpack_static_int8_per_tensor"]
+    assert sum(static.values()) == len(passed) + static["not delegated"]
+    assert "## Quantized or not" in text and "✅ int" in text and "✅ float" in text
+    assert markdown.matrix_cell(Counter({(Status.PASS, "delegated, float"): 2})) == "✅ float ×2"
+
+
+def test_flaky_cases_are_listed_apart_and_still_fail():
+    merged = merged_from("test/data/reports/verdicts/flaky.json")
+    text = render(merged)
+    flaky = {r.nodeid for r in merged.results if tally.is_flaky(r)}
+    broken = {r.nodeid for r in merged.results if r.status in st.FAILING} - flaky
+    assert flaky and broken  # faulty_flaky's first run fails; faulty_mismatch always does
+    assert all("faulty_flaky" in nodeid for nodeid in flaky)
+    section = text.split("## Flaky", 1)[1].split("\n## ", 1)[0]
+    assert all(nodeid in section for nodeid in flaky)
+    assert not any(nodeid in section for nodeid in broken)
+    assert f"{len(flaky) + len(broken)} failing ({len(flaky)} of them flaky)" in text
+    assert text.count("· **flaky** (passed when run again)") == len(flaky)
+
+
+def test_failures_link_their_artifacts_relative_to_the_summary(tmp_path):
+    merged = merged_from("test/data/reports/verdicts/flaky.json")
+    out = tmp_path / "site"
+    out.mkdir()
+    text, _ = fit(markdown.build(merged, None, markdown.Options(link_from=str(out))), 10**9, None)
+    links = re.findall(r"\[subtest \d+\]\(([^)]+)\)", text)
+    with_artifacts = [r for result in merged.results for r in result.records if r.artifacts]
+    assert links and len(links) == len(with_artifacts)
+    for link in links:
+        assert not Path(link).is_absolute()
+        assert (out / link / "manifest.json").is_file(), link
+
+
+def test_numerical_quality_per_flow():
+    merged = merged_from("test/data/reports/xnnpack-shard1.json",
+                         "test/data/reports/xnnpack-shard2.json",
+                         "test/data/reports/verdicts/flaky.json")
+    rows = {row.flow: row for row in tally.quality(merged.results, tally.flow_order(merged))}
+    records = {flow: [r for result in merged.results if result.flow == flow
+                      for r in result.records if r.outputs] for flow in rows}
+    int8 = rows["xnnpack_static_int8_per_tensor"]
+    assert len(int8.ratios) == len(records["xnnpack_static_int8_per_tensor"])
+    assert int8.sqnr and min(int8.sqnr) == min(o["sqnr_db"] for r in records[
+        "xnnpack_static_int8_per_tensor"] for o in r.outputs)
+    assert sum(int8.buckets()) == len(int8.ratios) and int8.buckets()[-1] == 0
+    mismatches = [r for r in records["faulty_mismatch"] if r.status is Status.FAIL_MISMATCH]
+    assert rows["faulty_mismatch"].buckets()[-1] == len(mismatches) > 0  # over the bound
+    assert tally.percentile([3, 1, 2], 0.5) == 2 and tally.percentile([], 0.5) is None
+    text = render(merged)
+    assert "## Numerical quality" in text and "error/bound p95" in text
 
 
 def test_a_selected_flow_without_tests_is_still_listed():

@@ -10,6 +10,7 @@ line by line and diffed between runs.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import Counter
 from dataclasses import dataclass
 
@@ -50,7 +51,9 @@ CELL = {
     Status.LOWERED_NOT_RUN: "📦",
     Status.UNAVAILABLE: "🚫",
 }
-LEGEND = ("✅ pass · 🟡 pass, but the backend took no node · ❌ failed at the named stage · "
+LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quantized; ✅ float, "
+          "the quantizer left them in floating point; ✅ int+float, some of each) · "
+          "🟡 pass, but the backend took no node · ❌ failed at the named stage · "
           "💥 crash · ⏰ timeout · ❗ error in setup/teardown or unexpected pass · "
           "➖ expected failure · ⏩ skipped (invalid: the test itself is broken) · "
           "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
@@ -62,6 +65,8 @@ NO_FLOW = "(no flow)"
 class Options:
     title: str = DEFAULT_TITLE
     slowest: int = 10
+    # Folder the summary is written to: artifact links are made relative to it.
+    link_from: str = "."
 
 
 # ---------------------------------------------------------------- small formatters
@@ -152,14 +157,21 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     other = len(results) - passing - failing - xfail
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
+    delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
+    flaky = sum(1 for r in results if tally.is_flaky(r))
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
-        f"{failing} failing, {plural(xfail, 'expected failure')}, {other} skipped, "
+        f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
+        f"{plural(xfail, 'expected failure')}, {other} skipped, "
         f"unavailable or not run",
-        f"- **Pass rate:** {percent(rate)}" + (
-            f" ({passing} of {passing + failing} tests with a verdict; skips, xfail, "
+        f"- **Correct:** {percent(rate)}" + (
+            f" ({passing} of {passing + failing} tests with a verdict, "
+            f"{counts[Status.PASS_UNDELEGATED]} of them undelegated; skips, xfail, "
             f"lowered_not_run and unavailable are left out)" if rate is not None else
             " (no test reached a verdict)"),
+        f"- **Correct and delegated:** {percent(delegated / (passing + failing) if rate is not None else None)}"
+        f" ({delegated} tests: outputs match and a backend took the computation; the portable "
+        f"baseline's passes are not counted)",
         f"- **Seeds:** {_distinct(run.seed for run in merged.runs)}",
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
@@ -230,16 +242,27 @@ def flows_section(merged: Merged, order) -> Section:
     if len(rows) > 1:
         shown.append((["**all**", ""], tally.total_row(rows)))
 
+    shares = {(c.backend, c.flow): c.share for c in tally.coverage(merged.results, order)}
+    shares[("**all**", "")] = tally.total_coverage(merged.results).share
+
     def render(items):
-        headers = ["backend", "flow", "tests", *st.COLUMNS, "pass rate", "wall time"]
+        headers = ["backend", "flow", "tests", "correct", "correct, delegated",
+                   "delegated nodes", *st.COLUMNS, "wall time"]
         return table(headers, [
-            [*names, row.total, *(row.counts[c] for c in st.COLUMNS),
-             percent(row.pass_rate), seconds(row.duration)] for names, row in items])
+            [*names, row.total, f"{row.passing} ({percent(row.pass_rate)})",
+             f"{row.delegated_passing} ({percent(row.delegated_pass_rate)})"
+             if row.delegates else "– (no delegate)",
+             percent(shares.get(tuple(names) if names[0] == "**all**" else (row.backend, row.flow))),
+             *(row.counts[c] for c in st.COLUMNS), seconds(row.duration)]
+            for names, row in items])
 
     unavailable = [f"- {code(flow_label(row.flow))} ({row.backend}) is unavailable: "
                    f"{'; '.join(row.unavailable)}" for row in rows if row.unavailable]
-    outro = ("Pass rate: passing / (passing + failing); fail_test is a failure outside any "
-             "subtest, error one in setup, teardown or collection.\n"
+    outro = ("Correct: pass + pass_undelegated, of the tests with a verdict (passing + "
+             "failing); correct, delegated: pass only (the backend took nodes and the "
+             "outputs match); delegated nodes: the delegated share of the lowered graphs' "
+             "nodes. fail_test is a failure outside any subtest, error one in setup, "
+             "teardown or collection.\n"
              + ("\n" + "\n".join(unavailable) + "\n" if unavailable else ""))
     return Section(heading="## Results by backend and flow\n", items=shown,
                    render_items=render, outro=outro, empty="No tests.\n", cuttable=False)
@@ -262,14 +285,37 @@ def matrix_section(merged: Merged, order) -> Section:
 
 
 def matrix_cell(statuses: Counter | None) -> str:
+    """Marks in status order; a correct test of a quantizing flow also says how it ran
+    (int, int+float, float; 🟡 is not delegated)."""
     if not statuses:
         return ""
     marks = []
     for status in Status:
-        if statuses[status]:
-            count = statuses[status]
-            marks.append(CELL[status] + (f" ×{count}" if count > 1 else ""))
+        keys = [status] + sorted(k for k in statuses if isinstance(k, tuple) and k[0] is status)
+        for key in keys:
+            count = statuses[key]
+            if count:
+                how = tally.SHORT.get(key[1]) if isinstance(key, tuple) else None
+                marks.append(CELL[status] + (f" {how}" if how else "")
+                             + (f" ×{count}" if count > 1 else ""))
     return ", ".join(marks)
+
+
+def computation_section(merged: Merged, order) -> list[Section]:
+    rows = tally.computations(merged.results, order)
+    if not rows:
+        return []
+
+    def render(items):
+        return table(["backend", "flow", *tally.COMPUTATIONS], [
+            [key[0], flow_label(key[1]), *(counts[c] for c in tally.COMPUTATIONS)]
+            for key, counts in items])
+
+    intro = ("Correct tests of the quantizing flows by how they ran: delegated with "
+             "quantize/dequantize around every delegated op, around some, around none (the "
+             "quantizer left the op in floating point), or not delegated.\n\n")
+    return [Section(heading="## Quantized or not\n", intro=intro, items=rows,
+                    render_items=render, unit="flows", cuttable=False)]
 
 
 def stage_section(failures) -> Section:
@@ -295,9 +341,30 @@ def signature_section(failures) -> Section:
                    empty="No failures.\n", unit="signatures")
 
 
-def failures_section(failing) -> Section:
+def flaky_section(failing) -> list[Section]:
+    flaky = [result for result, _ in failing if tally.is_flaky(result)]
+    if not flaky:
+        return []
+
     def render(items):
-        return "", [failure_block(number, result, found)
+        rows = []
+        for result in items:
+            reruns = [r.rerun for r in result.records if r.flaky and r.rerun]
+            rows.append([code(result.nodeid), flow_label(result.flow), result.status,
+                         "; ".join(f"same inputs: {r.get('same_inputs')}, other inputs: "
+                                   f"{r.get('other_inputs')}" for r in reruns) or "–",
+                         code(tally.repro(result))])
+        return table(["test", "flow", "status", "run again", "repro"], rows)
+
+    intro = (f"{plural(len(flaky), 'failing test')} did not fail again when run a second "
+             f"time on the same inputs: flaky, not broken. They still count as failing.\n\n")
+    return [Section(heading="## Flaky\n", intro=intro, items=flaky, render_items=render,
+                    unit="flaky tests")]
+
+
+def failures_section(failing, link_from: str = ".") -> Section:
+    def render(items):
+        return "", [failure_block(number, result, found, link_from)
                     for number, (result, found) in enumerate(items, 1)]
 
     intro = (f"{plural(len(failing), 'failing test')}, each with the command that reproduces "
@@ -306,15 +373,25 @@ def failures_section(failing) -> Section:
                    empty="No failures.\n", unit="failing tests")
 
 
-def failure_block(number: int, result: TestResult, found) -> str:
+def artifact_links(result: TestResult, link_from: str) -> str:
+    """Links to the subtests' artifact folders, relative to the summary's folder."""
+    links = [f"[subtest {r.subtest}]({os.path.relpath(r.artifacts, link_from)})"
+             for r in result.records if r.artifacts]
+    return f"\nArtifacts (.pte, inputs, eager and runtime outputs): {', '.join(links)}\n" \
+        if links else ""
+
+
+def failure_block(number: int, result: TestResult, found, link_from: str = ".") -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
-    lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status} · "
+    flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
+    lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status}{flaky} · "
              f"run {code(result.run.path)}\n"]
     for failure in found:
         subtest = f"subtest {failure.subtest}: " if failure.subtest is not None else ""
         stage = f" at {failure.stage}" if failure.stage else ""
         lines.append(f"\n{subtest}{failure.status}{stage}\n")
         lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
+    lines.append(artifact_links(result, link_from))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
 
@@ -348,6 +425,33 @@ def coverage_section(merged: Merged, order) -> Section:
     return Section(heading="## Delegation coverage\n", intro=intro, items=rows,
                    render_items=render,
                    empty="No subtest was lowered.\n", unit="flows")
+
+
+def quality_section(merged: Merged, order) -> list[Section]:
+    rows = tally.quality(merged.results, order)
+    if not rows:
+        return []
+    edges = ("0", *(f"{e:g}" for e in tally.RATIO_BUCKETS))
+    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:])),
+               f"> {edges[-1]}"]
+
+    def db(value):
+        return "–" if value is None else f"{value:.1f}"
+
+    def render(items):
+        return table(["backend", "flow", "compared", "no error", "SQNR min", "SQNR p5",
+                      "SQNR median", "error/bound p95", *buckets], [
+            [row.backend, flow_label(row.flow), len(row.ratios), row.exact, db(min(row.sqnr, default=None)),
+             db(tally.percentile(row.sqnr, 0.05)), db(tally.percentile(row.sqnr, 0.5)),
+             f"{tally.percentile(row.ratios, 0.95):.3g}", *row.buckets()]
+            for row in items])
+
+    intro = ("Per flow, over the subtests whose outputs were compared: the worst output's "
+             "SQNR in dB (no error: an exact match) and its max error in units of the "
+             "rule's bound (over 1 fails), counted in buckets. A flow that passes just "
+             "barely shows up in the last buckets.\n\n")
+    return [Section(heading="## Numerical quality\n", intro=intro, items=rows,
+                    render_items=render, unit="flows")]
 
 
 def duplicates_section(merged: Merged) -> list[Section]:
@@ -423,12 +527,17 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections = [header(merged, options.title, changes), runs_section(merged), flows_section(merged, order)]
     if changes is not None:
         sections.extend(changes_sections(changes))
+    sections += computation_section(merged, order)
     sections += [
         matrix_section(merged, order),
         stage_section(failures),
         signature_section(failures),
-        failures_section(failing),
+    ]
+    sections += flaky_section(failing)
+    sections += [
+        failures_section(failing, options.link_from),
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),
     ]
+    sections += quality_section(merged, order)
     return sections + duplicates_section(merged)

@@ -139,7 +139,9 @@ def load_history(folder: str | None, baseline: reports.Merged | None) -> list[pa
 def write_markdown(args, merged: reports.Merged, changes) -> str:
     """Write the summary where --output says (or print it); returns what the closing
     line says about where it went."""
-    sections = markdown.build(merged, changes, markdown.Options(args.title, args.slowest))
+    link_from = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+    sections = markdown.build(merged, changes,
+                              markdown.Options(args.title, args.slowest, link_from))
     full_path = full_path_for(args.output) if args.output else None
     text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
     if args.output:

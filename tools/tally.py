@@ -49,6 +49,8 @@ class FlowRow:
     total: int = 0
     duration: float = 0.0
     unavailable: list = field(default_factory=list)    # reasons, from the runs' facts
+    delegates: bool = True                              # False: portable kernels only
+    delegated_correct: int = 0                          # `pass` in a delegating flow
 
     @property
     def passing(self) -> int:
@@ -62,14 +64,45 @@ class FlowRow:
     def pass_rate(self) -> float | None:
         return st.pass_rate(self.passing, self.failing)
 
+    @property
+    def delegated_passing(self) -> int:
+        """Correct and delegated: `pass` only (pass_undelegated ran on portable kernels),
+        and none in a flow that delegates nothing."""
+        return self.delegated_correct
+
+    @property
+    def delegated_pass_rate(self) -> float | None:
+        decided = self.passing + self.failing
+        return self.delegated_passing / decided if decided else None
+
     def add(self, result: TestResult) -> None:
         self.counts[st.column_of(result.status)] += 1
+        self.delegated_correct += result.status is Status.PASS and self.delegates
         self.total += 1
         self.duration += result.duration
 
 
+def non_delegating(merged: Merged) -> set[str]:
+    """Flows that hand nothing to a backend (portable kernels only): their `pass` is not
+    "correct and delegated". The runs' facts say so; for reports written before they did,
+    a flow none of whose records delegated a node counts as one."""
+    said = {name: facts["delegates"] for run in merged.runs
+            for name, facts in run.flows().items() if "delegates" in facts}
+    delegated: dict[str, bool] = {}
+    for result in merged.results:
+        for record in result.records:
+            if result.flow and record.delegated_nodes is not None:
+                delegated[result.flow] = delegated.get(result.flow, False) or \
+                    record.delegated_nodes > 0 or record.status is Status.PASS_UNDELEGATED
+    return {name for name in set(said) | set(delegated)
+            if not said.get(name, delegated.get(name, True))}
+
+
 def flow_rows(merged: Merged, order: list[FlowKey]) -> list[FlowRow]:
     rows = {key: FlowRow(*key) for key in order}
+    portable_only = non_delegating(merged)
+    for key, row in rows.items():
+        row.delegates = key[1] not in portable_only
     for result in merged.results:
         rows[flow_key(result)].add(result)
     for run in merged.runs:
@@ -85,6 +118,7 @@ def total_row(rows: list[FlowRow]) -> FlowRow:
     total = FlowRow(None, None)
     for row in rows:
         total.counts.update(row.counts)
+        total.delegated_correct += row.delegated_correct
         total.total += row.total
         total.duration += row.duration
     return total
@@ -108,12 +142,55 @@ def case_of(result: TestResult) -> str:
 
 
 def support_matrix(results: list[TestResult]) -> list[tuple[str, dict]]:
-    """(test case, {flow key: Counter of statuses}) per test case, sorted by case."""
+    """(test case, {flow key: Counter of statuses}) per test case, sorted by case. A
+    correct test of a quantizing flow counts as (status, how it ran), e.g.
+    (pass, "delegated, float"), so the matrix can tell int from float."""
     cells: dict[str, dict] = {}
     for result in results:
-        cells.setdefault(case_of(result), {}).setdefault(flow_key(result), Counter())[
-            result.status] += 1
+        how = computation(result)
+        key = result.status if how is None else (result.status, how)
+        cells.setdefault(case_of(result), {}).setdefault(flow_key(result), Counter())[key] += 1
     return sorted(cells.items())
+
+
+# ---------------------------------------------------------------- quantized or not
+
+NOT_DELEGATED = "not delegated"
+COMPUTATIONS = ("delegated, quantized", "delegated, partly quantized", "delegated, float",
+                NOT_DELEGATED)
+SHORT = {"delegated, quantized": "int", "delegated, partly quantized": "int+float",
+         "delegated, float": "float"}
+
+
+def computation(result: TestResult) -> str | None:
+    """How a correct test of a quantizing flow ran (one of COMPUTATIONS), from its
+    records' `delegated_precision`; None when the test is not correct or no record says
+    (a flow that does not quantize, or a report older than the field)."""
+    if result.status is Status.PASS_UNDELEGATED:
+        return NOT_DELEGATED if _quantizing(result) else None
+    if result.status is not Status.PASS:
+        return None
+    seen = {r.delegated_precision for r in result.records if r.delegated_precision}
+    if not seen:
+        return None
+    return {frozenset({"quantized"}): "delegated, quantized",
+            frozenset({"float"}): "delegated, float"}.get(frozenset(seen),
+                                                          "delegated, partly quantized")
+
+
+def _quantizing(result: TestResult) -> bool:
+    return bool((result.run.flows().get(result.flow) or {}).get("quantizes")) or any(
+        r.delegated_precision for r in result.records)
+
+
+def computations(results: list[TestResult], order: list[FlowKey]) -> list[tuple[FlowKey, Counter]]:
+    """Per quantizing flow, the correct tests counted by how they ran."""
+    rows: dict = {}
+    for result in results:
+        found = computation(result)
+        if found is not None:
+            rows.setdefault(flow_key(result), Counter())[found] += 1
+    return [(key, rows[key]) for key in order if key in rows]
 
 
 # ---------------------------------------------------------------- failures
@@ -147,6 +224,13 @@ def failing_tests(merged: Merged, order: list[FlowKey]) -> list[tuple[TestResult
     failing = [r for r in merged.results if r.status in st.FAILING]
     failing.sort(key=lambda r: (rank.get(flow_key(r), len(rank)), r.nodeid))
     return [(r, failures_of(r)) for r in failing]
+
+
+def is_flaky(result: TestResult) -> bool:
+    """A failing test whose failing records all passed when run again on the same
+    inputs: flaky, not broken (it still counts as failing)."""
+    failing = [r for r in result.records if r.status in st.FAILING]
+    return bool(failing) and all(r.flaky for r in failing)
 
 
 def repro(result: TestResult) -> str:
@@ -237,16 +321,77 @@ class Coverage:
         return self.delegated / self.nodes if self.nodes else None
 
 
+def _count_nodes(row: Coverage, result: TestResult) -> None:
+    for record in result.records:
+        if record.delegated_nodes is None:
+            continue
+        row.lowered += 1
+        row.delegated += record.delegated_nodes or 0
+        row.undelegated += record.undelegated_nodes or 0
+        row.undelegated_ops.update(record.undelegated_ops)
+
+
 def coverage(results: list[TestResult], order: list[FlowKey]) -> list[Coverage]:
     """Delegated / total nodes per flow, over the subtests that were lowered."""
     rows = {key: Coverage(*key) for key in order}
     for result in results:
+        _count_nodes(rows[flow_key(result)], result)
+    return [row for row in rows.values() if row.lowered]
+
+
+def total_coverage(results: list[TestResult]) -> Coverage:
+    """Delegated / total nodes over every flow (the portable baseline included)."""
+    row = Coverage(None, None)
+    for result in results:
+        _count_nodes(row, result)
+    return row
+
+
+# ---------------------------------------------------------------- numerical quality
+
+RATIO_BUCKETS = (0.01, 0.1, 0.5, 1.0)  # upper edges of max error / bound; beyond: over
+
+
+@dataclass
+class Quality:
+    """Per flow, over the subtests whose outputs were compared: the worst output's SQNR
+    (None: no error at all) and its max error in units of its bound."""
+
+    backend: str | None
+    flow: str | None
+    sqnr: list = field(default_factory=list)     # dB, finite values only
+    exact: int = 0                               # subtests without any error
+    ratios: list = field(default_factory=list)
+
+    def buckets(self) -> list[int]:
+        edges = (0.0, *RATIO_BUCKETS)
+        counts = [sum(1 for r in self.ratios if low < r <= high) if low else
+                  sum(1 for r in self.ratios if r <= high)
+                  for low, high in zip(edges, edges[1:])]
+        return counts + [sum(1 for r in self.ratios if r > RATIO_BUCKETS[-1])]
+
+
+def percentile(values: list, share: float) -> float | None:
+    """Nearest-rank percentile (share in 0..1); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
+
+
+def quality(results: list[TestResult], order: list[FlowKey]) -> list[Quality]:
+    rows = {key: Quality(*key) for key in order}
+    for result in results:
         row = rows[flow_key(result)]
         for record in result.records:
-            if record.delegated_nodes is None:
+            judged = [o for o in record.outputs if isinstance(o, dict)
+                      and o.get("error_ratio") is not None]
+            if not judged:
                 continue
-            row.lowered += 1
-            row.delegated += record.delegated_nodes or 0
-            row.undelegated += record.undelegated_nodes or 0
-            row.undelegated_ops.update(record.undelegated_ops)
-    return [row for row in rows.values() if row.lowered]
+            row.ratios.append(max(o["error_ratio"] for o in judged))
+            sqnrs = [o["sqnr_db"] for o in judged if o.get("sqnr_db") is not None]
+            if sqnrs:
+                row.sqnr.append(min(sqnrs))
+            else:
+                row.exact += 1
+    return [row for row in rows.values() if row.ratios]

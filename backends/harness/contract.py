@@ -125,10 +125,29 @@ class SubtestRecord:
     delegated_nodes: int | None = None
     undelegated_nodes: int | None = None
     delegated_ops: dict = field(default_factory=dict)    # {op name: count}
+    # Quantizing flows only: how the delegated computation ran, "quantized" (q/dq around
+    # every delegated op), "float" (the quantizer left it in floating point) or "mixed";
+    # None when nothing was delegated or the flow does not quantize.
+    delegated_precision: str | None = None
     undelegated_ops: dict = field(default_factory=dict)  # {op name: count}
     pte_size: int | None = None        # bytes, None when not serialized
-    outputs: list = field(default_factory=list)  # per output: max/mean abs error, SQNR
+    # per output: max/mean abs error, SQNR, error_ratio (max error in units of its bound)
+    # and the rule that judged it
+    outputs: list = field(default_factory=list)
+    verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
+    margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
+    # A fail_mismatch or fail_run is run again in the same process, once on the same
+    # inputs and once on other inputs: {"same_inputs": status, "other_inputs": status,
+    # "other_seed": seed}. None when it was not rerun.
+    rerun: dict | None = None
+    # True when the failure did not reproduce on the same inputs. A flaky subtest keeps
+    # its failing status (a flaky case never passes silently); the report lists it apart.
+    flaky: bool | None = None
+    # Folder holding this subtest's .pte, inputs (.bin + manifest.json, and .pt) and
+    # eager/runtime outputs, relative to where pytest ran; None: none written (not asked
+    # for, nothing ran, or the run's artifact cap was reached).
+    artifacts: str | None = None
     repro: str | None = None           # command that reproduces this record
 
     def __post_init__(self):

@@ -9,6 +9,12 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
 
     [[skip]]                       # not run at all (skip_unsupported)
     [[must_delegate]]              # a pass_undelegated here is a failure (a silent fallback)
+    [[tolerance]]                  # this case's outputs are judged by a changed rule
+    flows = ["xnnpack_static_int8_*"]
+    case = "backends/suite/operators/test_log_softmax.py::*"
+    dtype = "float32"              # optional: only outputs of this dtype
+    min_sqnr_db = 8                # rule fields (tolerance.RULE_FIELDS) replace the flow's
+    reason = "int8 log of small probabilities saturates: a recipe limit, not a kernel bug"
 
 The case id is the test's node id without the flow, with its other parameters, e.g.
 `backends/suite/operators/test_add.py::test_add_dtype[float16]`. A failing case that
@@ -28,9 +34,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord, case_id
+from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
-KINDS = ("fail", "skip", "must_delegate")
+KINDS = ("fail", "skip", "must_delegate", "tolerance")
 
 
 class ExpectationsError(ValueError):
@@ -52,6 +59,8 @@ class Expectation:
     reason: str
     status: Status | None = None   # for "fail": the status it fails with (None: any)
     source: str = ""               # "path:line", for messages that say what to change
+    dtype: str | None = None       # for "tolerance": the output dtype it is for (None: all)
+    rule: tuple = ()               # for "tolerance": ((rule field, value), ...)
 
     def applies(self, flow: str, case: str) -> bool:
         return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
@@ -74,6 +83,11 @@ class Expectations:
 
     def must_delegate(self, flow: str, case: str) -> Expectation | None:
         return self.first("must_delegate", flow, case)
+
+    def tolerances(self, flow: str, case: str) -> tuple[Override, ...]:
+        """The case's rule overrides, in file order (the first one for a dtype wins)."""
+        return tuple(Override(e.rule, e.reason, e.source, e.dtype) for e in self.entries
+                     if e.kind == "tolerance" and e.applies(flow, case))
 
     def __add__(self, other: "Expectations") -> "Expectations":
         return Expectations(self.entries + other.entries)
@@ -131,11 +145,35 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
         if status not in FAILING or status in (Status.XPASS, Status.FAIL_TEST, Status.ERROR):
             raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
                                     f"can be expected to have")
-    extra = set(raw) - {"flows", "case", "reason", "status"}
+    rule_keys = set(RULE_FIELDS) | {"dtype"} if kind == "tolerance" else set()
+    extra = set(raw) - {"flows", "case", "reason", "status"} - rule_keys
     if extra:
         raise ExpectationsError(f"{where}: unknown key(s) {sorted(extra)}")
+    rule = _rule(raw, where) if kind == "tolerance" else ()
+    dtype = raw.get("dtype")
+    if dtype is not None and not isinstance(dtype, str):
+        raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\"")
     return Expectation(kind=kind, flows=tuple(flows), case=need("case", str),
-                       reason=need("reason", str), status=status, source=where)
+                       reason=need("reason", str), status=status, source=where,
+                       dtype=dtype, rule=rule)
+
+
+def _rule(raw: dict, where: str) -> tuple:
+    """The rule fields a [[tolerance]] entry sets: numbers (bits: an integer)."""
+    rule = []
+    for key in RULE_FIELDS:
+        if key not in raw:
+            continue
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+                or (key == "bits" and not isinstance(value, int)):
+            raise ExpectationsError(f"{where}: [[tolerance]] {key!r} must be a non-negative "
+                                    f"number, got {value!r}")
+        rule.append((key, value))
+    if not rule:
+        raise ExpectationsError(f"{where}: [[tolerance]] sets no rule field; known: "
+                                f"{', '.join(RULE_FIELDS)}")
+    return tuple(rule)
 
 
 def load_backend(folder: Path, root: Path | None = None) -> Expectations:
@@ -271,7 +309,7 @@ def _toml_string(text: str) -> str:
 
 def dump(expectations: Expectations, backend: str) -> str:
     lines = [f"# Expectations of the {backend} flows: known failures (strict: a pass or another",
-             "# status fails the run), skips, and cases that must be delegated.",
+             "# status fails the run), skips, cases that must be delegated, tolerance overrides.",
              f"# Rewrite from the last report with: make update-expectations BACKEND={backend}",
              "# (reasons written by hand are kept; new entries say TODO explain)."]
     for kind in KINDS:
@@ -281,5 +319,8 @@ def dump(expectations: Expectations, backend: str) -> str:
                       f"case = {_toml_string(entry.case)}"]
             if entry.status is not None:
                 lines.append(f"status = {_toml_string(entry.status.value)}")
+            if entry.dtype is not None:
+                lines.append(f"dtype = {_toml_string(entry.dtype)}")
+            lines += [f"{key} = {value!r}" for key, value in entry.rule]
             lines.append(f"reason = {_toml_string(entry.reason)}")
     return "\n".join(lines) + "\n"

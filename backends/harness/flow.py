@@ -14,23 +14,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from etsuite.backends.harness.expectations import Expectation, Expectations
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    """Outputs match when |actual - expected| <= atol + rtol*|expected| + range_fraction*range.
-
-    `range_fraction` scales with the reference output's value range, which is what an int8
-    flow's error scales with (one quantization step is range/255).
-    """
-
-    atol: float = 1e-3
-    rtol: float = 1e-3
-    range_fraction: float = 0.0
-
-
-FP32_TOLERANCE = Tolerance(atol=1e-3, rtol=1e-3)
-INT8_TOLERANCE = Tolerance(atol=1e-2, rtol=0.0, range_fraction=0.05)
+# The recipe rules (tolerance.py); the old names stay for flows defined elsewhere.
+FP32_TOLERANCE = FP32
+INT8_TOLERANCE = INT8
 
 
 @dataclass(frozen=True)
@@ -50,7 +39,9 @@ class Flow:
     # Returns the EdgeCompileConfig for to_edge_transform_and_lower (None: ExecuTorch's
     # default), for backends whose recipe needs one (e.g. Arm skips the IR validity check).
     edge_compile_config: Callable[[], Any] | None = None
-    tolerance: Tolerance = FP32_TOLERANCE
+    # How outputs are judged (tolerance.py): set from the recipe's precision; refined per
+    # output dtype and, with a reason, per case in expectations.toml ([[tolerance]]).
+    tolerance: Tolerance = FP32
     # What executes the lowered program (see runtimes.py). When it cannot on this host
     # (e.g. the ExecuTorch runtime lacks the delegate), subtests stop after serialization
     # as `lowered_not_run`.
@@ -115,9 +106,9 @@ def module_on_disk(dotted: str) -> bool:
 def delegating_flow(name: str, backend: str, description: str, *, partitioners: Callable[[], list],
                     runtime_backend: str, requires: Sequence[str], quantizer=None,
                     expected_failures: Mapping[str, str] | None = None,
-                    enable_hint: str = "") -> Flow:
-    """A flow that lowers with a partitioner, with the tolerance its precision calls for:
-    fp32 when it does not quantize, int8 when it does. `expected_failures` (case pattern
+                    enable_hint: str = "", tolerance: Tolerance | None = None) -> Flow:
+    """A flow that lowers with a partitioner, with the rule its precision calls for
+    (`tolerance`; by default fp32 when it does not quantize, int8 when it does). `expected_failures` (case pattern
     -> reason, any failing status) is for flows defined outside this repository; ours
     keep theirs in expectations.toml."""
     entries = tuple(
@@ -126,7 +117,7 @@ def delegating_flow(name: str, backend: str, description: str, *, partitioners: 
         for pattern, reason in (expected_failures or {}).items())
     return Flow(
         name=name, backend=backend, description=description, partitioners=partitioners,
-        quantizer=quantizer, tolerance=INT8_TOLERANCE if quantizer else FP32_TOLERANCE,
+        quantizer=quantizer, tolerance=tolerance or (INT8 if quantizer else FP32),
         runtime=ExecuTorchRuntime(runtime_backend), requires=requires,
         expectations=Expectations(entries), enable_hint=enable_hint,
     )

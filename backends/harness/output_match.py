@@ -1,5 +1,6 @@
-"""Whether a program's outputs match eager PyTorch within the flow's tolerance, with
-per-output error statistics (max/mean abs error, SQNR)."""
+"""Whether a program's outputs match eager PyTorch under the flow's rule (tolerance.py),
+with per-output error statistics (max/mean abs error, SQNR, error in units of the bound)
+and one line that says which rule judged and by how much it passed or failed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree as pytree
 
-from etsuite.backends.harness.flow import Tolerance
+from etsuite.backends.harness.tolerance import RuleBook, Tolerance
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Comparison:
     matched: bool
     message: str
     statistics: list  # one dict per output
+    rule: str | None = None    # the rule that judged the deciding output
+    margin: str | None = None  # by how much it passed or failed, e.g. "SQNR 31.2 dB, needs 25"
 
 
 def flatten_tensors(value) -> list:
@@ -24,55 +27,96 @@ def flatten_tensors(value) -> list:
     return leaves
 
 
-def _statistics(expected: torch.Tensor, actual: torch.Tensor) -> dict:
+def _sqnr(signal: float, noise: float) -> float | None:
+    """None means undefined (no error at all): JSON has no infinity. A zero reference
+    with an error is -inf, reported as a very low number."""
+    if noise <= 0:
+        return None
+    if signal <= 0:
+        return -999.0
+    return 10 * math.log10(signal / noise)
+
+
+@dataclass
+class _Judged:
+    statistics: dict
+    passed: bool
+    sqnr_short: bool    # the SQNR is under the rule's least
+    text: str           # the margin, e.g. "SQNR 31.2 dB, needs 20; max error 0.4 of bound"
+
+
+def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Judged:
     ref = expected.detach().to(torch.float64)
     got = actual.detach().to(torch.float64)
     finite = torch.isfinite(ref) & torch.isfinite(got)
-    error = (got - ref)[finite].abs()
-    if error.numel() == 0:
-        return {"max_abs_error": 0.0, "mean_abs_error": 0.0, "sqnr_db": None}
-    noise = float((error**2).sum())
-    signal = float((ref[finite] ** 2).sum())
-    # None means undefined (zero error, or a zero reference): JSON has no infinity.
-    sqnr = 10 * math.log10(signal / noise) if noise > 0 and signal > 0 else None
-    return {
-        "max_abs_error": float(error.max()),
-        "mean_abs_error": float(error.mean()),
-        "sqnr_db": None if sqnr is None else round(sqnr, 3),
-    }
-
-
-def _within(expected: torch.Tensor, actual: torch.Tensor, tolerance: Tolerance) -> bool:
-    ref = expected.detach().to(torch.float64)
-    got = actual.detach().to(torch.float64)
-    finite = ref[torch.isfinite(ref)]
-    value_range = float(finite.max() - finite.min()) if finite.numel() else 0.0
-    bound = tolerance.atol + tolerance.range_fraction * value_range + tolerance.rtol * ref.abs()
-    close = (got - ref).abs() <= bound
     same_special = (torch.isnan(ref) & torch.isnan(got)) | ((ref == got) & ~torch.isfinite(ref))
-    return bool((close | same_special).all())
+    values = ref[torch.isfinite(ref)]
+    if rule.quantized:  # a PT2E quantization range always holds zero
+        low, high = (min(float(values.min()), 0.0), max(float(values.max()), 0.0)) \
+            if values.numel() else (0.0, 0.0)
+        bound = rule.atol + (rule.steps or 0.0) * (high - low) / (2 ** rule.bits - 1) \
+            + torch.zeros_like(ref)
+    else:
+        value_range = float(values.max() - values.min()) if values.numel() else 0.0
+        bound = rule.atol + rule.range_fraction * value_range + rule.rtol * ref.abs()
+    error = (got - ref).abs()
+    within = (error <= bound) | same_special
+    ratio = (error / bound.clamp_min(1e-30))[finite]
+    error = error[finite]
+    sqnr = _sqnr(float((ref[finite] ** 2).sum()), float((error ** 2).sum())) \
+        if error.numel() else None
+    statistics = {
+        "max_abs_error": float(error.max()) if error.numel() else 0.0,
+        "mean_abs_error": float(error.mean()) if error.numel() else 0.0,
+        "sqnr_db": None if sqnr is None else round(sqnr, 3),
+        "error_ratio": round(float(ratio.max()), 4) if ratio.numel() else 0.0,
+        "rule": rule.name,
+    }
+    checks_sqnr = rule.min_sqnr_db is not None and expected.is_floating_point()
+    sqnr_short = checks_sqnr and sqnr is not None and sqnr < rule.min_sqnr_db
+    if rule.steps is not None:
+        text = f"max error {statistics['error_ratio'] * rule.steps:.3g} steps, bound {rule.steps:g}"
+    else:
+        text = f"max error {statistics['error_ratio']:.3g}x its bound"
+    if checks_sqnr:
+        shown = "no error" if sqnr is None else f"{sqnr:.1f} dB"
+        text = f"SQNR {shown}, needs {rule.min_sqnr_db:g}; " + text
+    return _Judged(statistics, bool(within.all()) and not sqnr_short, sqnr_short, text)
 
 
-def compare_outputs(expected, actual: list, tolerance: Tolerance) -> Comparison:
+def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comparison:
+    """Judge each output by the rule for its dtype; the margin named is the worst
+    output's (the first failing one, else the one nearest its bound)."""
+    book = rules if isinstance(rules, RuleBook) else RuleBook(rules)
     expected_leaves = [t for t in flatten_tensors(expected) if isinstance(t, torch.Tensor)]
     actual = [t for t in actual if isinstance(t, torch.Tensor)]
     if len(expected_leaves) != len(actual):
         return Comparison(
             False, f"expected {len(expected_leaves)} outputs, runtime returned {len(actual)}", []
         )
-    statistics, problems = [], []
+    statistics, problems, deciding = [], [], None
     for index, (ref, got) in enumerate(zip(expected_leaves, actual)):
         if ref.shape != got.shape:
             statistics.append({"max_abs_error": None, "mean_abs_error": None, "sqnr_db": None})
             problems.append(f"output {index}: shape {tuple(got.shape)} != expected {tuple(ref.shape)}")
             continue
-        stats = _statistics(ref, got)
-        statistics.append(stats)
-        if not _within(ref, got, tolerance):
+        rule = book.for_dtype(ref.dtype)
+        judged = _judge(ref, got, rule)
+        statistics.append(judged.statistics)
+        worse = deciding is None or (deciding[1].passed and not judged.passed) or (
+            deciding[1].passed == judged.passed
+            and judged.statistics["error_ratio"] > deciding[1].statistics["error_ratio"])
+        if worse:
+            deciding = (rule, judged, index)
+        if not judged.passed:
+            stats = judged.statistics
             problems.append(
-                f"output {index}: max abs error {stats['max_abs_error']:.6g}, "
-                f"mean {stats['mean_abs_error']:.6g}, SQNR {stats['sqnr_db']} dB "
-                f"(atol={tolerance.atol}, rtol={tolerance.rtol}, "
-                f"range_fraction={tolerance.range_fraction})"
-            )
-    return Comparison(not problems, "; ".join(problems), statistics)
+                f"output {index}: {judged.text} ({rule.describe()}); max abs error "
+                f"{stats['max_abs_error']:.6g}, mean {stats['mean_abs_error']:.6g}, "
+                f"SQNR {stats['sqnr_db']} dB")
+    if deciding is None:
+        return Comparison(not problems, "; ".join(problems), statistics)
+    rule, judged, index = deciding
+    margin = judged.text if len(statistics) == 1 else f"output {index}: {judged.text}"
+    return Comparison(not problems, "; ".join(problems), statistics,
+                      rule=rule.describe(), margin=margin)

@@ -12,14 +12,16 @@ import logging
 import os
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
 from etsuite.backends.harness.contract import STAGE_FAILURE, Status, trim_error
-from etsuite.backends.harness.flow import Flow, Tolerance
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram
+from etsuite.backends.harness.tolerance import RuleBook
 from etsuite.backends.harness import speedups
 
 speedups.apply()
@@ -81,6 +83,30 @@ def count_delegation(exported_program) -> tuple[dict, dict]:
     return delegated, undelegated
 
 
+def delegated_precision(exported_program) -> str | None:
+    """In a quantizing flow, how the delegated computation ran: "quantized" when every
+    computing node inside a delegate takes a dequantized input (q/dq around it),
+    "float" when none does, "mixed" otherwise; None when no computing node was delegated.
+    A quantizer that leaves an op in floating point (gelu, say) shows up here as "float"
+    even though the flow quantizes."""
+    graph_module = exported_program.graph_module
+    quantized = computing = 0
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or \
+                node.target is not torch._higher_order_ops.executorch_call_delegate:
+            continue
+        for inner in getattr(graph_module, node.args[0].target).original_module.graph.nodes:
+            if inner.op != "call_function" or _is_bookkeeping(inner.target) \
+                    or _is_quantize_bookkeeping(_op_name(inner.target)):
+                continue
+            computing += 1
+            quantized += any(arg.op == "call_function" and "dequantize" in _op_name(arg.target)
+                             for arg in inner.all_input_nodes)
+    if not computing:
+        return None
+    return "quantized" if quantized == computing else "float" if not quantized else "mixed"
+
+
 def _is_bookkeeping(target) -> bool:
     import operator
 
@@ -116,7 +142,7 @@ def run_pipeline(
     flow: Flow,
     *,
     dynamic_shapes=None,
-    tolerance: Tolerance | None = None,
+    tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
 ) -> dict:
@@ -177,6 +203,8 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         undelegated_ops=undelegated,
         delegated_nodes=sum(delegated.values()),
         undelegated_nodes=sum(undelegated.values()),
+        delegated_precision=delegated_precision(edge.exported_program()) if flow.quantizes
+        else None,
     )
     executorch_program = timer.run("serialize", edge.to_executorch)
     found["pte_size"] = len(executorch_program.buffer)
@@ -191,20 +219,62 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         return
 
     found["runtime"] = runtime.name
+    replay = found[REPLAY_KEY] = Replay(program, runtime, tolerance or flow.tolerance,
+                                        flat_inputs(inputs), flatten_tensors(expected))
     loaded = timer.run("load", lambda: runtime.load(program))
-    flat_inputs = [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
-    actual = timer.run("run", lambda: runtime.execute(loaded, flat_inputs))
+    actual = timer.run("run", lambda: runtime.execute(loaded, replay.inputs))
+    replay.actual = actual
 
-    comparison = timer.run(
-        "compare", lambda: compare_outputs(expected, actual, tolerance or flow.tolerance)
-    )
-    found["outputs"] = comparison.statistics
+    comparison = timer.run("compare", lambda: compare_outputs(expected, actual, replay.rules))
+    found.update(outputs=comparison.statistics, verdict_rule=comparison.rule,
+                 margin=comparison.margin)
     if not comparison.matched:
         found.update(status=Status.FAIL_MISMATCH, stage="compare", error=comparison.message)
     elif flow.delegates and computing_ops(delegated) == 0:
         found["status"] = Status.PASS_UNDELEGATED
     else:
         found["status"] = Status.PASS
+
+
+REPLAY_KEY = "_replay"  # in run_pipeline's result; the runner pops it (not a record field)
+
+
+def flat_inputs(inputs) -> list:
+    return [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
+
+
+@dataclass
+class Replay:
+    """What the pipeline leaves for the runner once a program could run: enough to run
+    it again (to tell a flaky failure from a broken case) and to write it out as
+    artifacts (.pte, inputs, eager and runtime outputs)."""
+
+    program: LoweredProgram
+    runtime: Any
+    rules: Any
+    inputs: list                 # flat program inputs
+    expected: list               # flat eager outputs
+    actual: list | None = None   # flat runtime outputs (None: the run raised)
+
+    def status(self, model, inputs: tuple | None = None) -> Status:
+        """The status of loading and running the program again, on `inputs` (default:
+        the same inputs) against `model`'s eager outputs on them."""
+        flat = self.inputs if inputs is None else flat_inputs(inputs)
+        try:
+            with torch.no_grad():
+                expected = self.expected if inputs is None else model(*inputs)
+        except Exception:  # noqa: BLE001 - other inputs the model rejects say nothing
+            return Status.SKIP_INVALID
+        try:
+            loaded = self.runtime.load(self.program)
+        except Exception:  # noqa: BLE001 - a failing stage is the answer
+            return Status.FAIL_LOAD
+        try:
+            actual = self.runtime.execute(loaded, flat)
+        except Exception:  # noqa: BLE001
+            return Status.FAIL_RUN
+        return Status.PASS if compare_outputs(expected, actual, self.rules).matched \
+            else Status.FAIL_MISMATCH
 
 
 class _WarmUpModel(torch.nn.Module):

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from etsuite.backends.harness import hookspecs, isolation, sharding, stream
+from etsuite.backends.harness import artifacts, hookspecs, isolation, sharding, stream
 from etsuite.backends.harness.contract import (
     DURATIONS_FILE, FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, run_facts,
     session_facts, test_case_id,
@@ -73,6 +73,8 @@ class SessionState:
                     "backend": f.backend,
                     "tox_env": f.backend if f.backend in folders else None,
                     "description": f.description,
+                    "delegates": f.delegates,
+                    "quantizes": f.quantizes,
                     "selected": f in self.selected,
                     "unavailable": self.unavailable.get(f.name),
                     "enable_hint": f.enable_hint or None,
@@ -150,6 +152,7 @@ def pytest_addoption(parser):
                          "GitHub Actions run, else 'local'); shards of one run share it")
     isolation.addoption(group, parser)
     stream.addoption(group)
+    artifacts.addoption(group)
 
 
 def pytest_configure(config):
@@ -182,6 +185,11 @@ def pytest_configure(config):
     else:
         seed, given = random.randrange(1, 10**6), False
     state = SessionState(flows_by_name, selected, seed, given, run)
+    state.artifacts = artifacts.ArtifactPolicy.from_config(config)
+    if state.artifacts is not None and worker_input is None:  # a new run: a new cap
+        stale = os.path.join(state.artifacts.root, artifacts.CAP_FILE)
+        if os.path.exists(stale):
+            os.remove(stale)
     config.stash[STATE_KEY] = state
     if isolation.isolation_mode(config) == "fork":
         config.pluginmanager.register(
@@ -397,6 +405,13 @@ def pytest_sessionfinish(session, exitstatus):
             session.exitstatus = EXIT_UNAVAILABLE
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    state = config.stash.get(STATE_KEY, None)
+    message = artifacts.cap_message(state.artifacts if state else None)
+    if message and not hasattr(config, "workerinput"):
+        terminalreporter.write_line(message)
+
+
 def unavailable_requests(config, state: "SessionState") -> list[str]:
     """One line per backend (every flow unavailable) or flow asked for by name that
     cannot run here, with the reason and how to enable it."""
@@ -444,7 +459,8 @@ def test_runner(request):
     flow = state.flows[request.param]
     context, input_seed = _context(request.node, flow, state)
     seed_everything(input_seed)
-    runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node))
+    runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node),
+                        artifacts=state.artifacts)
     request.node.stash[RUNNER_KEY] = runner
     return runner
 
@@ -486,7 +502,8 @@ def pytest_pyfunc_call(pyfuncitem):
             lines.append(f"{len(failing)} of {len(runner.records)} subtests failed; "
                          f"subtest {first.subtest}: {first.status}: {first_error}")
         for r in failing:
-            lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}: {r.error}")
+            flaky = " [flaky: passed when run again on the same inputs]" if r.flaky else ""
+            lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}{flaky}: {r.error}")
         lines.append(f"repro: {runner.context.repro}")
         pytest.fail("\n".join(lines), pytrace=False)
     if not any(r.status in PASSING for r in runner.records):

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from etsuite.backends.harness.contract import SubtestRecord
-from etsuite.backends.harness.flow import Flow, Tolerance
+import zlib
+from dataclasses import replace
+
+from etsuite.backends.harness.contract import Status, SubtestRecord, case_id
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.tolerance import RuleBook
 
 
 @dataclass(frozen=True)
@@ -56,15 +60,50 @@ def random_like(inputs) -> tuple:
     return tuple(draw(v) for v in inputs)
 
 
+# Failing statuses worth running again: the program ran (or tried to), so a second run
+# can tell a flaky runtime from a broken kernel. Earlier stages are deterministic.
+RERUN = frozenset({Status.FAIL_MISMATCH, Status.FAIL_RUN})
+
+
 class TestRunner:
     __test__ = False  # not a test class, despite the name
 
     def __init__(self, flow: Flow, context: TestContext,
-                 on_progress: Callable[[dict], None] = lambda event: None):
+                 on_progress: Callable[[dict], None] = lambda event: None,
+                 artifacts=None):
+        self.artifacts = artifacts  # an artifacts.ArtifactPolicy, or None: write none
         self.flow = flow
         self.context = context
         self.records: list[SubtestRecord] = []
         self._on_progress = on_progress
+
+    def rules(self, atol: float | None = None, rtol: float | None = None) -> RuleBook:
+        """The flow's recipe rule with this case's overrides from its expectations.
+        `atol`/`rtol` (ExecuTorch's suite's arguments) replace those terms of the rule."""
+        base = self.flow.tolerance
+        if atol is not None or rtol is not None:
+            base = replace(base, name=f"{base.name}, atol/rtol from the test",
+                           atol=base.atol if atol is None else atol,
+                           rtol=base.rtol if rtol is None else rtol)
+        case = case_id(self.context.test_id, self.flow.name)
+        return RuleBook(base, self.flow.expectations.tolerances(self.flow.name, case))
+
+    def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
+        """Run a failing subtest's program again in this process: once on the same inputs
+        and once on other inputs of the same shapes (a seed derived from the case and the
+        subtest; the global generator is left as it was, so later subtests draw what they
+        would have). Not reproducing with the same inputs makes it flaky: it keeps its
+        failing status (see contract.SubtestRecord.flaky)."""
+        import torch
+
+        same = replay.status(model)
+        seed = zlib.crc32(f"{self.context.seed}:{self.context.test_id}:{subtest}".encode())
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            other = replay.status(model, random_like(inputs))
+        return {"rerun": {"same_inputs": same.value, "other_inputs": other.value,
+                          "other_seed": seed},
+                "flaky": not same.failing}
 
     def lower_and_run_model(self, model, inputs, generate_random_test_inputs: bool = False, *,
                             dynamic_shapes=None, atol: float | None = None,
@@ -77,23 +116,23 @@ class TestRunner:
         Never raises for a backend failure: the harness fails the test after the test
         body returns, so every subtest of a test is recorded. Returns the record.
         """
-        from etsuite.backends.harness.pipeline import run_pipeline
+        from etsuite.backends.harness.pipeline import REPLAY_KEY, run_pipeline
 
-        tolerance = None
-        if atol is not None or rtol is not None:
-            base = self.flow.tolerance
-            tolerance = Tolerance(
-                atol=base.atol if atol is None else atol,
-                rtol=base.rtol if rtol is None else rtol,
-                range_fraction=base.range_fraction,
-            )
         subtest = len(self.records)
+        run_inputs = random_like(inputs) if generate_random_test_inputs else None
         found = run_pipeline(
-            model, inputs, self.flow, dynamic_shapes=dynamic_shapes, tolerance=tolerance,
-            run_inputs=random_like(inputs) if generate_random_test_inputs else None,
+            model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
+            tolerance=self.rules(atol, rtol), run_inputs=run_inputs,
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
+        replay = found.pop(REPLAY_KEY, None)
+        if found["status"] in RERUN and replay is not None:
+            found.update(self._rerun(replay, model, run_inputs or tuple(inputs), subtest))
+        if self.artifacts is not None and replay is not None \
+                and self.artifacts.wants(found["status"]):
+            found["artifacts"] = self.artifacts.write(
+                self.context.test_id, subtest, replay, {**found, "seed": self.context.seed})
         record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
         self._on_progress({"event": "record", "record": record.to_dict()})

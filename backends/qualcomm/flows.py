@@ -25,8 +25,9 @@ runs them), which this suite's pipeline cannot apply: it calls plain
 the probe says so instead of producing failures that are the suite's, not QNN's; `lower()`
 below is the recipe such a hook would call. The ExecuTorch runtime in the PyPI wheel
 registers "QnnBackend", so lowered programs should then run here on the SDK's x86_64
-libraries (not verified without the SDK). The fp16 flow's tolerance (1e-2) is a guess
-for fp16 arithmetic, not measured.
+libraries (not verified without the SDK). The output rules (`RULES`) are guesses from
+each recipe's precision, not measured: fp16 with 1e-2 terms, and an SQNR floor per
+quantized recipe that falls with the weights' bits.
 
 `qnn_16a4w_block` quantizes as its name says (QuantDtype.use_16a4w_block: 16-bit
 activations, 4-bit weights, block-wise for conv2d weights whose input channels split into
@@ -40,7 +41,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from etsuite.backends.harness.flow import Flow, Tolerance, delegating_flow
+from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.tolerance import Tolerance, quantized_rule
 
 BACKEND = "qualcomm"
 RUNTIME_NAME = "QnnBackend"
@@ -170,14 +172,22 @@ def _block_wise_conv_quantizer():
     return BlockWiseConvQuantizer()
 
 
+RULES = {
+    "qnn": Tolerance("fp16 HTP", atol=1e-2, rtol=1e-2, range_fraction=1e-3),
+    "qnn_16a16w": quantized_rule("16a16w", min_sqnr_db=35.0),
+    "qnn_16a8w": quantized_rule("16a8w", min_sqnr_db=25.0),
+    "qnn_16a4w": quantized_rule("16a4w", min_sqnr_db=12.0, steps=64),
+    "qnn_16a4w_block": quantized_rule("16a4w block", min_sqnr_db=12.0, steps=64),
+    "qnn_8a8w": quantized_rule("8a8w", min_sqnr_db=20.0),
+}
+
+
 def _qnn_flow(name: str, description: str, quantizer=None) -> Flow:
     flow = delegating_flow(
         name, BACKEND, description, partitioners=_partitioners(use_fp16=quantizer is None),
         quantizer=quantizer, runtime_backend=RUNTIME_NAME, requires=REQUIRES,
-        enable_hint=ENABLE_HINT,
+        enable_hint=ENABLE_HINT, tolerance=RULES[name],
     )
-    if quantizer is None:  # fp16 on the HTP: fp32 tolerances are tighter than fp16 holds
-        flow = replace(flow, tolerance=Tolerance(atol=1e-2, rtol=1e-2))
     return replace(flow, probe=_probe)
 
 

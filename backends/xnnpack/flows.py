@@ -6,6 +6,7 @@ status they fail with, skips, cases that must be delegated).
 """
 
 from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.tolerance import FP32, Tolerance, quantized_rule
 
 RUNTIME_NAME = "XnnpackBackend"
 REQUIRES = ("torch", "executorch", "executorch.backends.xnnpack")
@@ -32,10 +33,18 @@ def _symmetric_int8(per_channel: bool, dynamic: bool):
     return make_quantizer
 
 
-def _xnnpack_flow(name: str, description: str, quantizer=None) -> Flow:
+# Output rules by recipe (tolerance.py). int8: SQNR against eager plus a per-element
+# bound of 32 steps (range/255), which a healthy int8 Linear(1, 512) needs (about 18 steps
+# at SQNR 38 dB) and a flipped sign or a wrong scale exceeds.
+STATIC_INT8 = quantized_rule("int8 static", min_sqnr_db=20.0)
+DYNAMIC_INT8 = quantized_rule("int8 dynamic", min_sqnr_db=20.0)
+
+
+def _xnnpack_flow(name: str, description: str, quantizer=None,
+                  tolerance: Tolerance = FP32) -> Flow:
     return delegating_flow(
         name, "xnnpack", description, partitioners=_partitioners, quantizer=quantizer,
-        runtime_backend=RUNTIME_NAME, requires=REQUIRES,
+        runtime_backend=RUNTIME_NAME, requires=REQUIRES, tolerance=tolerance,
     )
 
 
@@ -43,17 +52,17 @@ XNNPACK = _xnnpack_flow("xnnpack", "fp32")
 XNNPACK_DYNAMIC_INT8_PER_CHANNEL = _xnnpack_flow(
     "xnnpack_dynamic_int8_per_channel",
     "dynamic int8 activations, per-channel int8 weights",
-    _symmetric_int8(per_channel=True, dynamic=True),
+    _symmetric_int8(per_channel=True, dynamic=True), DYNAMIC_INT8,
 )
 XNNPACK_STATIC_INT8_PER_CHANNEL = _xnnpack_flow(
     "xnnpack_static_int8_per_channel",
     "static int8 activations, per-channel int8 weights",
-    _symmetric_int8(per_channel=True, dynamic=False),
+    _symmetric_int8(per_channel=True, dynamic=False), STATIC_INT8,
 )
 XNNPACK_STATIC_INT8_PER_TENSOR = _xnnpack_flow(
     "xnnpack_static_int8_per_tensor",
     "static int8 activations and weights, per-tensor",
-    _symmetric_int8(per_channel=False, dynamic=False),
+    _symmetric_int8(per_channel=False, dynamic=False), STATIC_INT8,
 )
 
 FLOWS = [

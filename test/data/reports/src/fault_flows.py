@@ -29,6 +29,22 @@ class ShiftedRuntime:
         return [o + 1.0 for o in self.inner.execute(loaded, inputs)]
 
 
+CALLS = []  # runs of FirstCallFailsRuntime in this process
+
+
+@dataclasses.dataclass(frozen=True)
+class FirstCallFailsRuntime(ShiftedRuntime):
+    """Raises on its first run in a process, then runs fine: a flaky runtime."""
+
+    name: str = "executorch, first call fails"
+
+    def execute(self, loaded, inputs):
+        CALLS.append(1)
+        if len(CALLS) == 1:
+            raise RuntimeError("device busy (first call in this process)")
+        return self.inner.execute(loaded, inputs)
+
+
 def _broken_quantizer():
     raise RuntimeError("vendor quantizer 3.2.1 failed to load /opt/vendor/lib/libquant.so")
 
@@ -75,6 +91,9 @@ def pytest_etsuite_flows(config):
                                               "only test_add runs on this flow")
                                   for name in ("cumsum", "two_subtests", "known_gap",
                                                "unsupported_case", "invalid_model"))))),
+        dataclasses.replace(PORTABLE, name="faulty_flaky", backend="faulty",
+                            runtime=FirstCallFailsRuntime(PORTABLE.runtime),
+                            description="portable kernels, the first run in a process fails"),
         Flow(name="missing_sdk", backend="missing", requires=("no_such_vendor_sdk",),
              description="a vendor SDK that is not installed"),
     ]

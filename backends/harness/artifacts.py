@@ -1,0 +1,135 @@
+"""Artifacts to debug with: for a failing subtest (or every subtest, on request) the
+`.pte`, its inputs, the eager reference outputs and the runtime outputs, in one folder
+per subtest under the run's artifact folder, with a size cap per run.
+
+The .pte and the inputs replay without Python: each input is also a raw little-endian
+`.bin` file, and `manifest.json` lists their shapes and dtypes (torch.save files are
+beside them for Python users). The cap is checked against what the folder already holds
+(forked test children share it); beyond it nothing more is written, each skipped subtest
+is noted in `CAP_REACHED`, and the session says so once at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from etsuite.backends.harness.contract import FAILING, Status
+
+CAP_FILE = "CAP_REACHED"
+DEFAULT_CAP_MB = 256
+
+
+def addoption(group) -> None:
+    group.addoption("--artifacts", default=None, metavar="DIR",
+                    help="write the .pte, inputs and eager/runtime outputs of each failing "
+                         "subtest under DIR (default: $ETSUITE_ARTIFACTS; reports/artifacts "
+                         "when $CI is set)")
+    group.addoption("--artifacts-all", action="store_true", default=False,
+                    help="with --artifacts: for passing subtests too")
+    group.addoption("--artifacts-max-mb", type=float, default=DEFAULT_CAP_MB, metavar="MB",
+                    help=f"stop writing artifacts once DIR holds this much "
+                         f"(default {DEFAULT_CAP_MB})")
+
+
+@dataclass(frozen=True)
+class ArtifactPolicy:
+    root: str
+    every: bool = False
+    cap_bytes: int = DEFAULT_CAP_MB * 2**20
+
+    @classmethod
+    def from_config(cls, config) -> "ArtifactPolicy | None":
+        root = config.getoption("artifacts", None) or os.environ.get("ETSUITE_ARTIFACTS") \
+            or ("reports/artifacts" if os.environ.get("CI") else None)
+        if not root:
+            return None
+        cap = int(config.getoption("artifacts_max_mb", DEFAULT_CAP_MB) * 2**20)
+        return cls(root, bool(config.getoption("artifacts_all", False)), cap)
+
+    def wants(self, status: Status) -> bool:
+        return self.every or status in FAILING
+
+    def write(self, test_id: str, subtest: int, replay, record: dict) -> str | None:
+        """Write one subtest's files; returns their folder, or None past the cap."""
+        import torch
+
+        files = {"program.pte": bytes(replay.program.pte)}
+        inputs = []
+        for index, value in enumerate(replay.inputs):
+            if isinstance(value, torch.Tensor):
+                name = f"input_{index}.bin"
+                files[name] = _raw_bytes(value)
+                inputs.append({"file": name, "shape": list(value.shape),
+                               "dtype": str(value.dtype).rsplit(".", 1)[-1]})
+            else:
+                inputs.append({"value": repr(value)})
+        pickled = {"inputs.pt": replay.inputs, "expected.pt": replay.expected}
+        if replay.actual is not None:
+            pickled["actual.pt"] = list(replay.actual)
+        for name, value in pickled.items():
+            files[name] = _saved(value)
+        manifest = {"test_id": test_id, "subtest": subtest, "status": str(record["status"]),
+                    "seed": record.get("seed"), "program": "program.pte", "inputs": inputs,
+                    "byte_order": "little", "expected": "expected.pt",
+                    "actual": "actual.pt" if replay.actual is not None else None}
+        files["manifest.json"] = json.dumps(manifest, indent=1).encode()
+        size = sum(len(data) for data in files.values())
+        if folder_size(self.root) + size > self.cap_bytes:
+            os.makedirs(self.root, exist_ok=True)
+            with open(os.path.join(self.root, CAP_FILE), "a", encoding="utf-8") as note:
+                note.write(f"{test_id} subtest {subtest}: {size} bytes not written\n")
+            return None
+        folder = os.path.join(self.root, safe_name(test_id), f"subtest{subtest}")
+        os.makedirs(folder, exist_ok=True)
+        for name, data in files.items():
+            with open(os.path.join(folder, name), "wb") as handle:
+                handle.write(data)
+        return folder
+
+
+def _raw_bytes(tensor) -> bytes:
+    flat = tensor.detach().contiguous().reshape(-1)
+    return flat.view(__import__("torch").uint8).numpy().tobytes() if flat.numel() else b""
+
+
+def _saved(value) -> bytes:
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+def safe_name(test_id: str) -> str:
+    """A node id as one folder name: path separators and odd characters become _."""
+    return re.sub(r"[^A-Za-z0-9._\[\]-]+", "_", test_id).strip("_")[:200]
+
+
+def folder_size(root: str) -> int:
+    total = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            try:
+                total += os.path.getsize(os.path.join(folder, name))
+            except OSError:
+                pass
+    return total
+
+
+def cap_message(policy: ArtifactPolicy | None) -> str | None:
+    """One line for the end of the session when the cap stopped some artifacts."""
+    if policy is None:
+        return None
+    path = os.path.join(policy.root, CAP_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        skipped = sum(1 for _ in handle)
+    return (f"etsuite: artifacts reached the cap of {policy.cap_bytes / 2**20:g} MB in "
+            f"{policy.root}: {skipped} subtest(s) not written (listed in {path}; raise "
+            f"--artifacts-max-mb to keep more)")

@@ -1,0 +1,124 @@
+"""How a flow judges its outputs: a small typed rule per precision, chosen by the flow's
+recipe and refined per output dtype and per test case (expectations.toml `[[tolerance]]`).
+
+- Floating point (fp32): every element within `atol + rtol*|ref| + range_fraction*range`,
+  tight enough that an error of 1e-3 of the output's range fails.
+- fp16 / bf16 outputs: the same bound with terms of the dtype's epsilon (2^-10, 2^-7),
+  since eager itself computes in that dtype.
+- Quantized recipes (int8 and lower): the signal-to-quantization-noise ratio of the whole
+  output against eager must reach `min_sqnr_db`, and every element must be within `steps`
+  quantization steps, a step estimated as the output's range (zero included, as in any
+  PT2E quantization range) over 2^bits - 1. SQNR catches a kernel that is wrong
+  everywhere; the per-element bound catches one that is wrong in a few places (a flipped
+  sign), and is wide enough for a healthy int8 result's outliers (about 18 steps for a
+  Linear(1, 512) at SQNR 38 dB).
+
+Torch-free (flows are built at collection time); the judging itself is in output_match.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """One output rule. `name` goes into the record (`verdict_rule`), so a reader knows
+    which rule judged a subtest."""
+
+    name: str = "fp32"
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    range_fraction: float = 2e-4
+    # Quantized rules only (None for floating point): per-element bound in quantization
+    # steps of `bits` bits, and the least SQNR in dB over each output.
+    steps: float | None = None
+    bits: int = 8
+    min_sqnr_db: float | None = None
+
+    @property
+    def quantized(self) -> bool:
+        return self.steps is not None or self.min_sqnr_db is not None
+
+    def widened(self, other: "Tolerance", name: str) -> "Tolerance":
+        """The looser of two rules in every term (a half-precision output of a quantized
+        flow must hold the flow's rule and may use the dtype's epsilon)."""
+        def looser(a, b, pick):
+            return b if a is None else a if b is None else pick(a, b)
+
+        return Tolerance(
+            name=name, atol=max(self.atol, other.atol), rtol=max(self.rtol, other.rtol),
+            range_fraction=max(self.range_fraction, other.range_fraction),
+            steps=looser(self.steps, other.steps, max), bits=min(self.bits, other.bits),
+            min_sqnr_db=looser(self.min_sqnr_db, other.min_sqnr_db, min))
+
+    def describe(self) -> str:
+        """The rule in one line, e.g. `int8: SQNR >= 20 dB, |error| <= 32 steps`."""
+        parts = []
+        if self.min_sqnr_db is not None:
+            parts.append(f"SQNR >= {self.min_sqnr_db:g} dB")
+        if self.steps is not None:
+            parts.append(f"|error| <= {self.steps:g} steps of range/{2**self.bits - 1}"
+                         f" + {self.atol:g}")
+        else:
+            parts.append(f"|error| <= {self.atol:g} + {self.rtol:g}*|ref| + "
+                         f"{self.range_fraction:g}*range")
+        return f"{self.name}: " + ", ".join(parts)
+
+
+RULE_FIELDS = tuple(f.name for f in fields(Tolerance) if f.name != "name")
+
+FP32 = Tolerance()
+# Epsilon of the dtype (spacing of floats at 1.0): 1 eps absolute and of the range,
+# 2 eps relative (one rounding in eager, one in the program).
+FP16_EPS, BF16_EPS = 2.0 ** -10, 2.0 ** -7
+FP16 = Tolerance("fp16", atol=FP16_EPS, rtol=2 * FP16_EPS, range_fraction=FP16_EPS)
+BF16 = Tolerance("bf16", atol=BF16_EPS, rtol=2 * BF16_EPS, range_fraction=BF16_EPS)
+DTYPE_RULES = {"float16": FP16, "bfloat16": BF16}
+
+
+def quantized_rule(name: str, *, min_sqnr_db: float, steps: float = 32, bits: int = 8,
+                   atol: float = 1e-4) -> Tolerance:
+    """A quantizing recipe's rule; rtol and range_fraction play no part (the step does)."""
+    return Tolerance(name, atol=atol, rtol=0.0, range_fraction=0.0, steps=steps, bits=bits,
+                     min_sqnr_db=min_sqnr_db)
+
+
+INT8 = quantized_rule("int8", min_sqnr_db=20.0)
+
+
+def dtype_name(dtype) -> str:
+    """`torch.float16` -> `float16`, without importing torch."""
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Override:
+    """A `[[tolerance]]` entry of expectations.toml, already matched to a flow and case:
+    the rule fields it sets, for one output dtype (None: every dtype)."""
+
+    values: tuple            # ((field, value), ...)
+    reason: str
+    source: str              # "path:line"
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    """The rules one subtest is judged by: the flow's recipe rule, widened for a
+    half-precision output, then the case's overrides (the first matching one wins)."""
+
+    base: Tolerance = FP32
+    overrides: tuple = ()
+
+    def for_dtype(self, dtype) -> Tolerance:
+        name = dtype_name(dtype)
+        rule = self.base
+        half = DTYPE_RULES.get(name)
+        if half is not None:
+            rule = rule.widened(half, f"{rule.name}/{half.name}" if rule.quantized else half.name)
+        for override in self.overrides:
+            if override.dtype in (None, name):
+                return replace(rule, name=f"{rule.name}, override {override.source}",
+                               **dict(override.values))
+        return rule
