@@ -164,8 +164,11 @@ def test_inputs_identical_across_flows_and_reproduced_by_seed(pytester, monkeypa
     def draw(seed):
         probe_dir = pytester.mkdir(f"probe_{seed}_{len(list(pytester.path.iterdir()))}")
         monkeypatch.setenv("PROBE_DIR", str(probe_dir))
+        # The probe lowers nothing, so in-process (no fork, hence no warm-up lowering
+        # with every flow); the repro test in test_pipeline.py covers seeds under fork.
         result = pytester.runpytest_subprocess("--seed", str(seed), "-p", "no:xdist", "--backend",
-                                               "portable", "--backend", "xnnpack", "--backend", "vulkan")
+                                               "portable", "--backend", "xnnpack", "--backend", "vulkan",
+                                               "--isolation", "none")
         assert result.ret == 0, result.stdout.str()
         return {p.stem: json.loads(p.read_text()) for p in probe_dir.iterdir()}
 

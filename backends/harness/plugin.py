@@ -50,6 +50,7 @@ class SessionState:
         self.run = run
         self.selected_backends = {f.backend for f in selected}
         self.usage_error: str | None = None  # found by an xdist worker at collection
+        self.flows_in_run: list | None = None  # flows of the collected items, once known
         # Probed once per session, for the selected flows only (a probe may import a
         # backend's package): why each cannot run here (None: it can).
         self.unavailable = {f.name: f.unavailable_reason() for f in selected}
@@ -201,7 +202,7 @@ def pytest_configure(config):
 def _warm_up(config, state: "SessionState") -> None:
     from etsuite.backends.harness.pipeline import warm_up
 
-    problems = warm_up(state.selected)
+    problems = warm_up(state.flows_in_run if state.flows_in_run is not None else state.selected)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for problem in problems:
         line = f"etsuite: warm-up skipped part of its work (tests run, a little slower): {problem}"
@@ -325,6 +326,19 @@ def pytest_collection_modifyitems(session, config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_collection_finish(session):
+    """The flows the collected tests use, after every deselection (-k, node ids, shards):
+    the warm-up lowers with these only, not with every selected flow."""
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is not None:
+        used = {}
+        for item in session.items:
+            flow = _flow_of(item, state)
+            if flow is not None:
+                used.setdefault(flow.name, flow)
+        state.flows_in_run = list(used.values())
 
 
 USAGE_ERROR_KEY = "etsuite_usage_error"
