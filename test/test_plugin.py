@@ -56,6 +56,10 @@ def test_test_runner_expands_once_per_flow(simple):
     (["--backend", "portable"], {"portable"}),
     (["--flow", "xnnpack_static_int8_per_tensor"], {"xnnpack_static_int8_per_tensor"}),
     (["--backend", "portable", "--flow", "xnnpack"], {"portable", "xnnpack"}),
+    # a --flow narrows its own backend (make test-xnnpack ARGS="--flow xnnpack")
+    (["--backend", "xnnpack", "--flow", "xnnpack"], {"xnnpack"}),
+    (["--backend", "xnnpack", "--backend", "portable", "--flow", "xnnpack_static_int8_per_tensor"],
+     {"portable", "xnnpack_static_int8_per_tensor"}),
     (["-m", "backend_xnnpack"], XNNPACK_FLOWS),
     (["-m", "flow_xnnpack"], {"xnnpack"}),
 ])

@@ -15,7 +15,11 @@ class UnknownNameError(ValueError):
 
 
 def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[str]) -> list[Flow]:
-    """Flows named by --backend/--flow (union); all flows when neither is given."""
+    """Flows named by --backend/--flow; all flows when neither is given.
+
+    A --flow narrows its own backend: `--backend xnnpack --flow xnnpack` (what
+    `make test-xnnpack ARGS="--flow xnnpack"` passes) is the fp32 flow alone, while a
+    --flow of another backend is added: `--backend portable --flow xnnpack` is both."""
     known_backends = sorted({f.backend for f in flows.values()})
     unknown_backends = [b for b in backends if b not in known_backends]
     if unknown_backends:
@@ -31,7 +35,9 @@ def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[s
         )
     if not backends and not flow_names:
         return list(flows.values())
-    return [f for f in flows.values() if f.backend in backends or f.name in flow_names]
+    narrowed = {flows[name].backend for name in flow_names}
+    return [f for f in flows.values()
+            if f.name in flow_names or (f.backend in backends and f.backend not in narrowed)]
 
 
 def derive_seed(session_seed: int, case: str) -> int:
