@@ -326,7 +326,8 @@
       const d = recordValue(rec, "delegated_nodes"), u = recordValue(rec, "undelegated_nodes");
       if (d != null) { known = true; delegated += d; total += d + (u || 0); }
     }
-    const nodes = known && (s.kind === "passing" || s.name === "lowered_not_run") ? ` ${delegated}/${total}` : "";
+    const delegates = D.flows[res[R.FLOW]].delegates !== false;
+    const nodes = known && delegates && (s.kind === "passing" || s.name === "lowered_not_run") ? ` ${delegated}/${total}` : "";
     const subtests = res[R.RECORDS].length > 1 ? ` ×${res[R.RECORDS].length}` : "";
     const classes = ["cell", s.name === "pass_undelegated" ? "undelegated" : "", state.statuses.has(res[R.STATUS]) ? "" : "dim",
                      ri === state.selected ? "selected" : ""].filter(Boolean).join(" ");

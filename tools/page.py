@@ -126,7 +126,9 @@ def _finite(value):
 def _flow_info(merged: Merged, key) -> dict:
     backend, flow = key
     facts = next((run.flows()[flow] for run in merged.runs if flow in run.flows()), {})
-    return {"backend": backend, "flow": flow, "description": facts.get("description")}
+    # A flow that delegates nothing (portable) has no delegated share to show.
+    return {"backend": backend, "flow": flow, "description": facts.get("description"),
+            "delegates": facts.get("delegates", True)}
 
 
 def _summary(merged: Merged, order, status_index) -> dict:
@@ -135,7 +137,7 @@ def _summary(merged: Merged, order, status_index) -> dict:
     def row_data(row) -> dict:
         return {"backend": row.backend, "flow": row.flow, "total": row.total,
                 "counts": {status_index[s]: n for s, n in row.counts.items() if n},
-                "passing": row.passing, "delegated": row.counts[Status.PASS],
+                "passing": row.passing, "delegated": row.delegated_passing,
                 "failing": row.failing, "duration": round(row.duration, 3),
                 "unavailable": row.unavailable}
 
@@ -166,7 +168,7 @@ def _point(label: str, merged: Merged) -> dict:
     flows = {}
     for row in tally.flow_rows(merged, order):
         flows[row.flow or ""] = {"backend": row.backend, "total": row.total,
-                                 "passing": row.passing, "delegated": row.counts[Status.PASS],
+                                 "passing": row.passing, "delegated": row.delegated_passing,
                                  "failing": row.failing}
     versions = sorted({(run.version("torch"), run.version("executorch")) for run in merged.runs},
                       key=str)
