@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{collect_s:.2f} s; difference {collect_s - torch_s:.2f} s (target: within 1.5 s)")
         if "parallel" not in skip and flows:
             one = run_pytest("ours-n1", [*ours, "--flow", flows[0], "-n", "0"], scratch)
-            two = median([r.wall_s for r in [last_ours[flows[0]]]])
+            two = last_ours[flows[0]].wall_s
             print("\n## Parallel efficiency (ours)\n")
             print(f"- {flows[0]}: T(-n 0) {one.wall_s:.1f} s, T(-n 2) {two:.1f} s: "
                   f"T1 / (2 T2) = {one.wall_s / (2 * two):.2f} (target >= 0.85)")

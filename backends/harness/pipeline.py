@@ -187,16 +187,22 @@ def computing_ops(histogram: dict) -> int:
     return sum(n for op, n in histogram.items() if not _is_quantize_bookkeeping(op))
 
 
-def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer: _Timer,
-                       found: dict) -> None:
-    """Fills `found` as stages complete, so a late failure keeps the delegation counts
-    and .pte size gathered before it."""
+def lower(exported, flow: Flow):
+    """The flow's lowering: its partitioners (none for portable) and compile config. The
+    one place both the pipeline and the warm-up lower, so they lower alike."""
     from executorch.exir import to_edge_transform_and_lower
 
     partitioners = flow.partitioners() if flow.delegates else None
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
-    edge = timer.run("lower", lambda: to_edge_transform_and_lower(
-        exported, partitioner=partitioners, compile_config=compile_config))
+    return to_edge_transform_and_lower(exported, partitioner=partitioners,
+                                       compile_config=compile_config)
+
+
+def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer: _Timer,
+                       found: dict) -> None:
+    """Fills `found` as stages complete, so a late failure keeps the delegation counts
+    and .pte size gathered before it."""
+    edge = timer.run("lower", lambda: lower(exported, flow))
     delegated, undelegated = count_delegation(edge.exported_program())
     found.update(
         delegated_ops=delegated,
@@ -320,14 +326,10 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
                             f"{(portable['error'] or '').splitlines()[0] if portable['error'] else ''}")
     for flow in picked.values():
         try:
-            from executorch.exir import to_edge_transform_and_lower
-
             exported = torch.export.export(model, inputs)
             if flow.quantizes:
                 exported = _quantize(exported, inputs, flow, None)
-            compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
-            to_edge_transform_and_lower(exported, partitioner=flow.partitioners(),
-                                        compile_config=compile_config).to_executorch()
+            lower(exported, flow).to_executorch()
         except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
             problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
     return problems
