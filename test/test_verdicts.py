@@ -170,3 +170,31 @@ def check_artifacts(run):
                 if p.is_file() and p.name != "CAP_REACHED")
     assert total <= ARTIFACT_CAP_MB * 2**20
     assert run.stdout.count("artifacts reached the cap") == 1
+
+
+def test_integer_and_bool_outputs_are_judged_exactly():
+    """An index off by one is a different answer in any flow, even under the int8 rule
+    whose 32 steps of range/255 would let it through; a float output beside it keeps the
+    flow's rule."""
+    import torch
+
+    from etsuite.backends.harness.output_match import compare_outputs
+    from etsuite.backends.harness.tolerance import INT8, RuleBook
+
+    book = RuleBook(INT8)
+    indices = torch.tensor([0, 3, 7, 2])
+    values = torch.linspace(-1, 1, 16)
+    same = compare_outputs((indices, values), [indices.clone(), values.clone()], book)
+    assert same.matched, same.message
+
+    off_by_one = indices.clone()
+    off_by_one[1] += 1
+    judged = compare_outputs((indices, values), [off_by_one, values.clone()], book)
+    assert not judged.matched
+    assert "exact: equal elements" in judged.message and "1 of 4 elements differ" in judged.message
+    assert judged.statistics[0]["error_ratio"] is None and judged.statistics[1]["error_ratio"] == 0
+    assert judged.margin.startswith("output 0:")  # the failing output decides
+
+    mask = torch.tensor([True, False, True])
+    assert not compare_outputs((mask,), [~mask], RuleBook()).matched
+    assert book.for_dtype(torch.float32).name.startswith("int8")

@@ -74,7 +74,11 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
     }
     checks_sqnr = rule.min_sqnr_db is not None and expected.is_floating_point()
     sqnr_short = checks_sqnr and sqnr is not None and sqnr < rule.min_sqnr_db
-    if rule.steps is not None:
+    if rule.exact:  # a bound of zero has no ratio: count the elements that differ
+        differ = int((~within).sum())
+        statistics["error_ratio"] = 0.0 if differ == 0 else None
+        text = f"{differ} of {ref.numel()} elements differ"
+    elif rule.steps is not None:
         text = f"max error {statistics['error_ratio'] * rule.steps:.3g} steps, bound {rule.steps:g}"
     else:
         text = f"max error {statistics['error_ratio']:.3g}x its bound"
@@ -82,6 +86,12 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
         shown = "no error" if sqnr is None else f"{sqnr:.1f} dB"
         text = f"SQNR {shown}, needs {rule.min_sqnr_db:g}; " + text
     return _Judged(statistics, bool(within.all()) and not sqnr_short, sqnr_short, text)
+
+
+def _ratio(judged: _Judged) -> float:
+    """Error in units of the bound; a failed exact comparison has none and ranks worst."""
+    ratio = judged.statistics["error_ratio"]
+    return math.inf if ratio is None else ratio
 
 
 def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comparison:
@@ -105,7 +115,7 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
         statistics.append(judged.statistics)
         worse = deciding is None or (deciding[1].passed and not judged.passed) or (
             deciding[1].passed == judged.passed
-            and judged.statistics["error_ratio"] > deciding[1].statistics["error_ratio"])
+            and _ratio(judged) > _ratio(deciding[1]))
         if worse:
             deciding = (rule, judged, index)
         if not judged.passed:

@@ -5,6 +5,8 @@ recipe and refined per output dtype and per test case (expectations.toml `[[tole
   tight enough that an error of 1e-3 of the output's range fails.
 - fp16 / bf16 outputs: the same bound with terms of the dtype's epsilon (2^-10, 2^-7),
   since eager itself computes in that dtype.
+- Integer and bool outputs (indices, counts, masks): exact, in every flow, since
+  any difference is a different answer rather than rounding.
 - Quantized recipes (int8 and lower): the signal-to-quantization-noise ratio of the whole
   output against eager must reach `min_sqnr_db`, and every element must be within `steps`
   quantization steps, a step estimated as the output's range (zero included, as in any
@@ -40,6 +42,10 @@ class Tolerance:
     def quantized(self) -> bool:
         return self.steps is not None or self.min_sqnr_db is not None
 
+    @property
+    def exact(self) -> bool:
+        return not self.quantized and self.atol == self.rtol == self.range_fraction == 0
+
     def widened(self, other: "Tolerance", name: str) -> "Tolerance":
         """The looser of two rules in every term (a half-precision output of a quantized
         flow must hold the flow's rule and may use the dtype's epsilon)."""
@@ -54,6 +60,8 @@ class Tolerance:
 
     def describe(self) -> str:
         """The rule in one line, e.g. `int8: SQNR >= 20 dB, |error| <= 32 steps`."""
+        if self.exact:
+            return f"{self.name}: equal elements"
         parts = []
         if self.min_sqnr_db is not None:
             parts.append(f"SQNR >= {self.min_sqnr_db:g} dB")
@@ -75,6 +83,9 @@ FP16_EPS, BF16_EPS = 2.0 ** -10, 2.0 ** -7
 FP16 = Tolerance("fp16", atol=FP16_EPS, rtol=2 * FP16_EPS, range_fraction=FP16_EPS)
 BF16 = Tolerance("bf16", atol=BF16_EPS, rtol=2 * BF16_EPS, range_fraction=BF16_EPS)
 DTYPE_RULES = {"float16": FP16, "bfloat16": BF16}
+EXACT = Tolerance("exact", atol=0.0, rtol=0.0, range_fraction=0.0)
+EXACT_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64",
+                          "uint16", "uint32", "uint64"})
 
 
 def quantized_rule(name: str, *, min_sqnr_db: float, steps: float = 32, bits: int = 8,
@@ -106,14 +117,15 @@ class Override:
 @dataclass(frozen=True)
 class RuleBook:
     """The rules one subtest is judged by: the flow's recipe rule, widened for a
-    half-precision output, then the case's overrides (the first matching one wins)."""
+    half-precision output (or exact for an integer or bool output), then the case's
+    overrides (the first matching one wins)."""
 
     base: Tolerance = FP32
     overrides: tuple = ()
 
     def for_dtype(self, dtype) -> Tolerance:
         name = dtype_name(dtype)
-        rule = self.base
+        rule = EXACT if name in EXACT_DTYPES else self.base
         half = DTYPE_RULES.get(name)
         if half is not None:
             rule = rule.widened(half, f"{rule.name}/{half.name}" if rule.quantized else half.name)
