@@ -12,8 +12,12 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 VOCAB = 128
-SEQ = torch.export.Dim("seq", min=2, max=32)
-BATCH = torch.export.Dim("batch", min=1, max=4)
+def seq_dim():
+    """Made when a test runs: torch.export costs 0.7 s to import during collection."""
+    return torch.export.Dim("seq", min=2, max=32)
+def batch_dim():
+    """Made when a test runs: torch.export costs 0.7 s to import during collection."""
+    return torch.export.Dim("batch", min=1, max=4)
 
 
 class HiddenStates(torch.nn.Module):
@@ -134,7 +138,7 @@ def test_llama(test_runner, attn):
 
 
 def test_llama_dynamic_seq(test_runner):
-    test_runner.lower_and_run_model(_llama(), (_tokens(),), dynamic_shapes=({1: SEQ},))
+    test_runner.lower_and_run_model(_llama(), (_tokens(),), dynamic_shapes=({1: seq_dim()},))
 
 
 # --- GPT-2 (learned positions, Conv1D projections, gelu_new), causal LM logits ---
@@ -146,7 +150,7 @@ def test_gpt2(test_runner, attn):
 
 def test_gpt2_dynamic_seq(test_runner):
     # eager attention: with SDPA the static case already fails in lowering
-    test_runner.lower_and_run_model(_gpt2("eager"), (_tokens(),), dynamic_shapes=({1: SEQ},))
+    test_runner.lower_and_run_model(_gpt2("eager"), (_tokens(),), dynamic_shapes=({1: seq_dim()},))
 
 
 # --- BERT encoder with a padding attention mask ---
@@ -156,7 +160,8 @@ def test_bert(test_runner):
 
 
 def test_bert_dynamic_seq(test_runner):
-    test_runner.lower_and_run_model(_bert(), _bert_inputs(), dynamic_shapes=({1: SEQ}, {1: SEQ}))
+    seq = seq_dim()  # one Dim shared by both inputs
+    test_runner.lower_and_run_model(_bert(), _bert_inputs(), dynamic_shapes=({1: seq}, {1: seq}))
 
 
 # --- DistilBERT encoder ---
@@ -166,7 +171,7 @@ def test_distilbert(test_runner):
 
 
 def test_distilbert_dynamic_seq(test_runner):
-    test_runner.lower_and_run_model(_distilbert(), (_tokens(),), dynamic_shapes=({1: SEQ},))
+    test_runner.lower_and_run_model(_distilbert(), (_tokens(),), dynamic_shapes=({1: seq_dim()},))
 
 
 # --- ViT (patch-embedding conv, CLS token, encoder) on 32x32 images ---
@@ -177,7 +182,7 @@ def test_vit(test_runner):
 
 def test_vit_dynamic_batch(test_runner):
     test_runner.lower_and_run_model(_vit(), (torch.randn(2, 3, 32, 32),),
-                                    dynamic_shapes=({0: BATCH},))
+                                    dynamic_shapes=({0: batch_dim()},))
 
 
 # --- Whisper encoder (conv1d stem + GELU, sinusoidal positions); its frame count is fixed ---
@@ -188,7 +193,7 @@ def test_whisper_encoder(test_runner):
 
 def test_whisper_encoder_dynamic_batch(test_runner):
     test_runner.lower_and_run_model(_whisper_encoder(), (torch.randn(2, 16, 64),),
-                                    dynamic_shapes=({0: BATCH},))
+                                    dynamic_shapes=({0: batch_dim()},))
 
 
 # --- Wav2Vec2 (conv feature extractor with group norm, conv positional embedding) ---
@@ -211,4 +216,4 @@ def test_t5_encoder(test_runner):
 
 
 def test_t5_encoder_dynamic_seq(test_runner):
-    test_runner.lower_and_run_model(_t5_encoder(), (_tokens(),), dynamic_shapes=({1: SEQ},))
+    test_runner.lower_and_run_model(_t5_encoder(), (_tokens(),), dynamic_shapes=({1: seq_dim()},))
