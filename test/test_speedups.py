@@ -82,3 +82,31 @@ def test_pattern_with_state_of_its_own_is_not_memoised():
     assert speedups.pattern_key(torch.nn.Linear(2, 2), (torch.randn(1, 2),), False, {}) is None
     assert speedups.pattern_key(_conv_bn_pattern(F.conv2d, True), _conv2d_inputs(), False, {}) \
         is not None
+
+
+def test_cached_callable_annotations_decompose_alike():
+    """torch._ops with typing.Callable registers kernels and decomposes as with
+    collections.abc.Callable: the same decomposed graph either way."""
+    import collections.abc
+    import typing
+
+    import torch._ops as ops
+
+    assert "cached-callable-annotations" in speedups.apply()
+    assert ops.Callable is typing.Callable and isinstance(len, ops.Callable)
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return F.hardswish(F.layer_norm(x, (8,))) + F.gelu(x)
+
+    def decomposed_code():
+        exported = torch.export.export(Model(), (torch.randn(2, 8),))
+        return exported.run_decompositions().graph_module.code
+
+    with_cache = decomposed_code()
+    ops.Callable = collections.abc.Callable
+    try:
+        without = decomposed_code()
+    finally:
+        ops.Callable = typing.Callable
+    assert with_cache == without and "aten.native_layer_norm" in with_cache
