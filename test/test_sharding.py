@@ -93,6 +93,17 @@ def test_an_unknown_item_costs_the_median_of_its_flow():
     assert plan.estimated == 2
 
 
+def test_longest_first_orders_by_estimate_and_keeps_ties_in_collection_order():
+    items = items_of(6)
+    durations = recorded(items[:-2], seed=3)  # case 5 unrecorded: its flows' medians
+    order = sharding.longest_first(items, durations)
+    assert sorted(order) == sorted(i.nodeid for i in items)
+    cost = sharding.estimates(items, durations)
+    assert [cost[n] for n in order] == sorted(cost.values(), reverse=True)
+    same = [Item(f"t.py::t{i}[fp32]", "fp32") for i in range(5)]
+    assert sharding.longest_first(same, {}) == [i.nodeid for i in same]
+
+
 @pytest.mark.parametrize("text", ["2", "0/4", "5/4", "a/b", "1/0", "-1/3", "1/2/3"])
 def test_a_bad_shard_is_refused(text):
     with pytest.raises(ShardError, match="--shard"):

@@ -326,6 +326,33 @@ def pytest_collection_modifyitems(session, config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    if hasattr(config, "workerinput"):
+        try:
+            _longest_first(state, items)
+        except sharding.ShardError as error:
+            _usage_error_at_collection(config, items, str(error))
+
+
+def _longest_first(state: SessionState, items: list) -> None:
+    """Under xdist, hand out the longest tests first (by the recorded durations) so the
+    run ends on short tests instead of one worker finishing a long one while the others
+    idle. Every worker sorts alike, so their collections stay identical; tests with no
+    recorded duration keep their collection order among equals."""
+    durations = _recorded_durations(state)
+    if not durations:
+        return
+    found = [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
+             for item in items]
+    position = {nodeid: index for index, nodeid in
+                enumerate(sharding.longest_first(found, durations))}
+    items.sort(key=lambda item: position[item.nodeid])
+
+
+def _recorded_durations(state: SessionState) -> dict[str, float]:
+    folders = set(backend_folders())
+    return sharding.load_durations([backends_dir() / backend / DURATIONS_FILE
+                                    for backend in sorted(state.selected_backends)
+                                    if backend in folders])
 
 
 def pytest_collection_finish(session):
@@ -348,10 +375,7 @@ SHARD_PLAN_KEY = "etsuite_shard_plan"
 def _shard_of(config, state: SessionState, items: list) -> tuple[list, list]:
     """(this shard's items, the others'): the same on the pytest process and on every
     xdist worker, which all collect the same items and read the same durations."""
-    folders = set(backend_folders())
-    paths = [backends_dir() / backend / DURATIONS_FILE
-             for backend in sorted(state.selected_backends) if backend in folders]
-    durations = sharding.load_durations(paths)
+    durations = _recorded_durations(state)
     found = [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
              for item in items]
     plan = sharding.plan(found, durations, state.run.shard[1])

@@ -100,6 +100,12 @@ def estimates(items: list[Item], durations: dict[str, float]) -> dict[str, float
             for item in items}
 
 
+def longest_first(items: list[Item], durations: dict[str, float]) -> list[str]:
+    """Node ids by estimated seconds, longest first; equal estimates keep their order."""
+    cost = estimates(items, durations)
+    return [item.nodeid for item in sorted(items, key=lambda item: -cost[item.nodeid])]
+
+
 def _pack(groups: dict[str, list[str]], cost: dict[str, float], count: int
           ) -> tuple[list[set[str]], list[float]]:
     """Longest group first, each to the shard with the least time so far (lowest index
