@@ -84,29 +84,62 @@ def test_pattern_with_state_of_its_own_is_not_memoised():
         is not None
 
 
-def test_cached_callable_annotations_decompose_alike():
-    """torch._ops with typing.Callable registers kernels and decomposes as with
-    collections.abc.Callable: the same decomposed graph either way."""
+class _Mixed(torch.nn.Module):
+    """CIA ops that decompose (layer_norm, hardswish, gelu, upsample) and one that
+    lowering keeps (SDPA), a constant to fold, and a conv + batch norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 2, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(2)
+        self.register_buffer("scale", torch.arange(8.0))
+
+    def forward(self, x):
+        y = F.hardswish(F.layer_norm(x, (8,))) + F.gelu(x) * self.scale.softmax(0)
+        y = F.scaled_dot_product_attention(y, y, y)
+        image = self.norm(self.conv(y.unsqueeze(0)))
+        return F.interpolate(image, scale_factor=2.0, mode="bilinear")
+
+
+def _decomposed_and_lowered_code() -> tuple[str, str]:
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    exported = torch.export.export(_Mixed().eval(), (torch.randn(2, 4, 8),))
+    decomposed = exported.run_decompositions().graph_module.code
+    edge = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()])
+    return decomposed, edge.exported_program().graph_module.code
+
+
+def test_decomposition_speedups_change_no_graph():
+    """torch._ops with typing.Callable, and decomposition kernels registered for the CPU
+    and Meta keys only, decompose and lower to the same graphs as torch unpatched."""
     import collections.abc
     import typing
 
     import torch._ops as ops
+    import torch.export.exported_program as exported_program
 
-    assert "cached-callable-annotations" in speedups.apply()
+    applied = speedups.apply()
+    assert {"cached-callable-annotations", "cpu-and-meta-decomposition-keys"} <= set(applied)
     assert ops.Callable is typing.Callable and isinstance(len, ops.Callable)
+    names = ("_AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE", "_BACKEND_KEYS_TO_OVERRIDE")
+    pruned = {name: getattr(exported_program, name) for name in names}
+    assert all(len(keys) == 2 for keys in pruned.values())
 
-    class Model(torch.nn.Module):
-        def forward(self, x):
-            return F.hardswish(F.layer_norm(x, (8,))) + F.gelu(x)
-
-    def decomposed_code():
-        exported = torch.export.export(Model(), (torch.randn(2, 8),))
-        return exported.run_decompositions().graph_module.code
-
-    with_cache = decomposed_code()
+    with_speedups = _decomposed_and_lowered_code()
+    every_key = [getattr(torch._C.DispatchKey, k) for k in ("AutogradCPU", "AutogradCUDA",
+                 "AutogradMeta", "AutogradXLA", "AutogradMPS", "AutogradPrivateUse1")]
+    every_backend = [getattr(torch._C.DispatchKey, k) for k in ("CPU", "CUDA", "Meta", "XLA",
+                     "Lazy", "IPU", "XPU", "MPS", "HPU")]
     ops.Callable = collections.abc.Callable
+    exported_program._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE = every_key
+    exported_program._BACKEND_KEYS_TO_OVERRIDE = every_backend
     try:
-        without = decomposed_code()
+        without = _decomposed_and_lowered_code()
     finally:
         ops.Callable = typing.Callable
-    assert with_cache == without and "aten.native_layer_norm" in with_cache
+        for name, keys in pruned.items():
+            setattr(exported_program, name, keys)
+    assert with_speedups == without
+    assert "aten.native_layer_norm" in with_speedups[0] and "executorch_call_delegate" in with_speedups[1]
