@@ -50,6 +50,11 @@ class Scale(torch.nn.Module):
         return x * 3.0
 
 
+def test_conv_relu(test_runner):
+    conv_relu = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU())
+    test_runner.lower_and_run_model(conv_relu, (torch.randn(1, 3, 8, 8),))
+
+
 def test_gelu(test_runner):
     test_runner.lower_and_run_model(torch.nn.GELU(), (torch.randn(4, 16),))
 
@@ -71,7 +76,8 @@ def run(pytester, run_suite):
                      "--flow", "xnnpack_flaky", "--artifacts", "artifacts",
                      "--artifacts-max-mb", str(ARTIFACT_CAP_MB),
                      "-k", "(linear and not feature) or (feature and int8_per_tensor) or "
-                     "(bfloat16 and not noisy and not int8 and not flaky) or (gelu and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
+                     "(bfloat16 and not noisy and not int8 and not flaky) or "
+                     "((gelu or conv_relu) and int8_per_tensor)", "--seed", "1234", "-p", "no:xdist")
     found.path = pytester.path
     return found
 
@@ -127,6 +133,11 @@ def check_rules_by_recipe(run):
     gelu = one(run, "test_gelu[xnnpack_static_int8_per_tensor]")
     assert gelu["status"] == "pass" and gelu["delegated_precision"] == "float", gelu
     assert clean["delegated_precision"] is None
+    # A relu fused after a quantized conv takes the conv's output, not a dequantize, but
+    # its own output is quantized: the whole delegate ran quantized.
+    conv_relu = one(run, "test_conv_relu[xnnpack_static_int8_per_tensor]")
+    assert conv_relu["status"] == "pass" and conv_relu["delegated_precision"] == "quantized", \
+        conv_relu
 
     half = one(run, "test_bfloat16[xnnpack]")  # judged by the output dtype's epsilon
     assert half["verdict_rule"].startswith("bf16:"), half

@@ -85,8 +85,9 @@ def count_delegation(exported_program) -> tuple[dict, dict]:
 
 def delegated_precision(exported_program) -> str | None:
     """In a quantizing flow, how the delegated computation ran: "quantized" when every
-    computing node inside a delegate takes a dequantized input (q/dq around it),
-    "float" when none does, "mixed" otherwise; None when no computing node was delegated.
+    computing node inside a delegate has q/dq around it (a dequantized input, or an
+    output that is quantized, as for a relu fused after a quantized conv), "float" when
+    none does, "mixed" otherwise; None when no computing node was delegated.
     A quantizer that leaves an op in floating point (gelu, say) shows up here as "float"
     even though the flow quantizes."""
     graph_module = exported_program.graph_module
@@ -100,11 +101,18 @@ def delegated_precision(exported_program) -> str | None:
                     or _is_quantize_bookkeeping(_op_name(inner.target)):
                 continue
             computing += 1
-            quantized += any(arg.op == "call_function" and "dequantize" in _op_name(arg.target)
-                             for arg in inner.all_input_nodes)
+            quantized += any(
+                arg.op == "call_function" and "dequantize" in _op_name(arg.target)
+                for arg in inner.all_input_nodes) or any(
+                user.op == "call_function" and _is_quantize(_op_name(user.target))
+                for user in inner.users)
     if not computing:
         return None
     return "quantized" if quantized == computing else "float" if not quantized else "mixed"
+
+
+def _is_quantize(op_name: str) -> bool:
+    return "quantize_per" in op_name and "dequantize" not in op_name
 
 
 def _is_bookkeeping(target) -> bool:

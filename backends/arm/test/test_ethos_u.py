@@ -13,12 +13,11 @@ def assert_compiled_not_run(record, ops):
     assert "has no 'EthosUBackend'" in record.error and "FVP" in record.error, record.error
     assert record.pte_size
     # Every op of the model went to the NPU, with its per-channel int8 weights; only the
-    # boundary quantize/dequantize of the int8 graph stay outside the delegate. (The
-    # relu fused after conv/linear takes no dequantize, so delegated_precision reads
-    # "mixed" here.)
+    # boundary quantize/dequantize of the int8 graph stay outside the delegate.
     assert computing_ops(record.undelegated_ops) == 0, record.undelegated_ops
     assert set(ops) <= set(record.delegated_ops), record.delegated_ops
     assert "quantized_decomposed.dequantize_per_channel.default" in record.delegated_ops
+    assert record.delegated_precision == "quantized"
 
 
 def test_conv_relu_compiled_for_ethos_u(test_runner):
