@@ -229,6 +229,11 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     assert new.flows == ("shifting",) and new.status is Status.FAIL_LOWER
     assert new.reason.startswith("TODO explain: must be delegated")
     assert [e.kind for e in result.entries].count("skip") == 1
+    # a failure the flow declares elsewhere (a host-dependent file) gets no entry here
+    elsewhere = ex.Expectations((ex.Expectation(
+        "fail", ("shifting",), "*::test_must_delegate", "host-dependent", source="x.toml:1"),))
+    assert "test_cases.py::test_must_delegate" not in {
+        e.case for e in ex.updated(current, ex.observe([report], "selftest"), elsewhere).entries}
     # what it writes reads back the same
     again = ex.load(write(tmp_path, ex.dump(result, "selftest")))
     assert [(e.kind, e.flows, e.case, e.status, e.reason) for e in again.entries] == \

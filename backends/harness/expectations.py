@@ -270,13 +270,17 @@ def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Obs
     return seen
 
 
-def updated(current: Expectations, seen: dict[tuple[str, str], Observed]) -> Expectations:
+def updated(current: Expectations, seen: dict[tuple[str, str], Observed],
+            elsewhere: Expectations = Expectations()) -> Expectations:
     """The `fail` entries rewritten from what the reports saw, keeping hand-written
     reasons: an entry whose cases all passed goes, one whose cases fail with another
     status gets that status, a new failure gets an entry (its reason: the error's first
-    line, to be edited). Skips and must_delegate entries are kept as they are."""
+    line, to be edited). Skips and must_delegate entries are kept as they are. Failures
+    that `elsewhere` (the flows' own entries, e.g. a host-dependent file) already
+    declares get no entry here."""
     kept: list[Expectation] = []
-    explained: set[tuple[str, str]] = set()
+    explained: set[tuple[str, str]] = {
+        key for key in seen if elsewhere.failure(key[1], key[0]) is not None}
     for entry in current.entries:
         if entry.kind != "fail":
             kept.append(entry)

@@ -13,19 +13,18 @@ The ExecuTorch runtime in the PyPI wheel registers "OpenvinoBackend" and dlopens
 libopenvino_c from the pip `openvino` package by itself (or from OPENVINO_LIB_PATH), so
 delegated programs really run and are compared on an x86 Linux host.
 
-Known gaps are data: expectations.toml beside this file. The one exception is built here,
-because it depends on the host CPU: on CPUs with native bf16 (avx512_bf16 / AMX) OpenVINO's
+Known gaps are data: expectations.toml beside this file, and expectations.bf16-host.toml
+for what depends on the host CPU: on CPUs with native bf16 (avx512_bf16 / AMX) OpenVINO's
 CPU plugin defaults to INFERENCE_PRECISION_HINT=bf16, and the ExecuTorch runtime imports the
 compiled blob with no properties (a compile-time f32 hint does not survive export/import
-either), so fp32 linear and conv2d run in bf16 there: max abs error 1.7e-3..1.2e-2, SQNR
-50-56 dB against atol=rtol=1e-3 (strict fail entries), and test_linear_single_output, which
-passes on about half the seeds, is skipped there. On other CPUs all of them should pass.
+either), so the fp32 flow computes in bf16 there: SQNR about 48-57 dB, which the fp32 rule
+fails (strict entries, loaded only on such hosts). On other CPUs these cases should pass.
 """
 
 from dataclasses import replace
+from pathlib import Path
 
-from etsuite.backends.harness.contract import Status
-from etsuite.backends.harness.expectations import Expectation, Expectations
+from etsuite.backends.harness.expectations import Expectations, load
 from etsuite.backends.harness.flow import Flow, delegating_flow
 
 RUNTIME_NAME = "OpenvinoBackend"
@@ -64,38 +63,15 @@ def cpu_has_native_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
     return False
 
 
-# Observed on a Xeon with AMX: fp32 outputs computed in bf16. Suite runs (seeds 422525,
-# 81165, 535218) and the same modules compiled by OpenVINO directly over 30 seeds, where
-# each of these cases failed 30/30 (max abs error min/median/max).
-BF16_HOST_GAPS = {
-    f"{OPS}/test_linear.py::test_linear_2d*": "max abs 1.7e-3/3.2e-3/5.1e-3, SQNR ~55 dB",
-    f"{OPS}/test_linear.py::test_linear_3d*": "max abs 2.7e-3/3.7e-3/5.3e-3, SQNR ~52 dB",
-    f"{OPS}/test_linear.py::test_linear_no_bias*": "max abs 1.9e-3/3.3e-3/5.8e-3, SQNR ~54 dB",
-    f"{OPS}/test_linear.py::test_linear_4d*": "max abs 3.0e-3/4.9e-3/7.7e-3, SQNR ~51 dB",
-    f"{OPS}/test_conv2d.py::*": "max abs 3.6e-3..1.2e-2 across the five cases, SQNR 50-53 dB",
-}
-# Passes on about half the seeds there (15/30; max abs 4.4e-4/1.4e-3/2.8e-3): neither a
-# strict failure nor a pass, so it is skipped on such hosts rather than left flaky.
-BF16_HOST_SKIPS = {
-    f"{OPS}/test_linear.py::test_linear_single_output*":
-        "bf16 precision makes the outcome seed-dependent: passed 15/30 seeds, max abs "
-        "4.4e-4..2.8e-3 (SQNR ~48 dB when failing) against atol=rtol=1e-3",
-}
+# Expectations that hold only on such hosts, as data (same format as expectations.toml):
+# each fp32 case observed there with bf16-sized errors, with its statistics.
+BF16_HOST_FILE = Path(__file__).with_name("expectations.bf16-host.toml")
 
 
-def _bf16_host_expectations(flow: str) -> Expectations:
-    if not cpu_has_native_bf16():
+def _bf16_host_expectations() -> Expectations:
+    if not cpu_has_native_bf16() or not BF16_HOST_FILE.is_file():
         return Expectations()
-    prefix = "OpenVINO CPU runs fp32 in bf16 on this avx512_bf16/AMX host: "
-    source = "backends/openvino/flows.py (bf16 hosts)"
-    fails = tuple(
-        Expectation(kind="fail", flows=(flow,), case=case, status=Status.FAIL_MISMATCH,
-                    reason=prefix + stats, source=source)
-        for case, stats in BF16_HOST_GAPS.items())
-    skips = tuple(
-        Expectation(kind="skip", flows=(flow,), case=case, reason=prefix + why, source=source)
-        for case, why in BF16_HOST_SKIPS.items())
-    return Expectations(fails + skips)
+    return load(BF16_HOST_FILE, f"backends/openvino/{BF16_HOST_FILE.name}")
 
 
 def _openvino_flow(name: str, description: str, quantizer=None) -> Flow:
@@ -106,7 +82,7 @@ def _openvino_flow(name: str, description: str, quantizer=None) -> Flow:
 
 
 _FP32 = _openvino_flow("openvino", "fp32, OpenVINO CPU device (bf16 on native-bf16 CPUs)")
-OPENVINO = replace(_FP32, expectations=_FP32.expectations + _bf16_host_expectations("openvino"))
+OPENVINO = replace(_FP32, expectations=_FP32.expectations + _bf16_host_expectations())
 # fold_quantize=False: OpenVINO's converter rejects a folded int8 weight ("f32 vs i8"),
 # and ExecuTorch's own OpenVINO tester converts without folding too.
 OPENVINO_INT8 = replace(_openvino_flow(
