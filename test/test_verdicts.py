@@ -206,6 +206,11 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     assert judged.statistics[0]["error_ratio"] is None and judged.statistics[1]["error_ratio"] == 0
     assert judged.margin.startswith("output 0:")  # the failing output decides
 
+    # a nan where eager has a number is a difference the finite statistics cannot show
+    with_nan = values.clone().index_fill(0, torch.tensor([3]), float("nan"))
+    special = compare_outputs((values,), [with_nan], book)
+    assert not special.matched and "1 nan/inf elements differ" in special.message
+
     mask = torch.tensor([True, False, True])
     assert not compare_outputs((mask,), [~mask], RuleBook()).matched
     assert book.for_dtype(torch.float32).name.startswith("int8")

@@ -85,6 +85,10 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
     if checks_sqnr:
         shown = "no error" if sqnr is None else f"{sqnr:.1f} dB"
         text = f"SQNR {shown}, needs {rule.min_sqnr_db:g}; " + text
+    # The statistics cover finite elements only: say when nan/inf ones differ too.
+    special = int((~within & ~finite).sum())
+    if special:
+        text += f"; {special} nan/inf elements differ"
     return _Judged(statistics, bool(within.all()) and not sqnr_short, sqnr_short, text)
 
 
