@@ -53,12 +53,11 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from etsuite.backends.arm.tosa_reference import TosaReferenceRuntime
 from etsuite.backends.harness.flow import FP32_TOLERANCE, INT8_TOLERANCE, Flow
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime, LoweredProgram
+from etsuite.backends.harness.runtimes import ExecuTorchRuntime
 
 BACKEND = "arm"
 
@@ -141,18 +140,6 @@ def _edge_compile_config():
     return EdgeCompileConfig(_check_ir_validity=False)
 
 
-@dataclass(frozen=True)
-class DeviceOnlyRuntime(ExecuTorchRuntime):
-    """This host's ExecuTorch runtime, for a delegate that executes only on its device or
-    a simulator of it; `where` tells where, after the runtime's own reason."""
-
-    where: str = ""
-
-    def missing(self, program: LoweredProgram) -> str | None:
-        reason = super().missing(program)
-        return f"{reason}: {self.where}" if reason else None
-
-
 def _arm_flow(name: str, description: str, target, *, quantize: bool, runtime,
               requires, enable_hint: str = REQUIREMENTS_HINT, probe=None) -> Flow:
     return Flow(
@@ -203,7 +190,7 @@ def _ethos_u_flow(name: str, accelerator: str, system_config: str, fvp: str) -> 
          f"needs the NPU or the {fvp} FVP"),
         functools.partial(_ethos_u_target, accelerator, system_config, "Shared_Sram"),
         quantize=True,
-        runtime=DeviceOnlyRuntime(ETHOS_U_RUNTIME_NAME, where=where),
+        runtime=ExecuTorchRuntime(ETHOS_U_RUNTIME_NAME, where=where),
         requires=ETHOS_U_REQUIRES,
     )
 
@@ -303,7 +290,7 @@ def _vgf_flow(name: str, profile: str, quantize: bool) -> Flow:
         (f"{profile}: {recipe}, VGF partitioner, Arm's model converter; lowered, not run: "
          "needs a runtime with the VGF backend"),
         functools.partial(_vgf_target, profile), quantize=quantize,
-        runtime=DeviceOnlyRuntime(VGF_RUNTIME_NAME, where=(
+        runtime=ExecuTorchRuntime(VGF_RUNTIME_NAME, where=(
             "VGF programs run on a Vulkan device with Arm's ML extensions or the ML "
             "emulation layer for Vulkan, in a runtime built with EXECUTORCH_BUILD_VGF=ON")),
         requires=VGF_REQUIRES, enable_hint=VGF_ENABLE_HINT, probe=_vgf_probe,

@@ -316,35 +316,32 @@ def pytest_collection_modifyitems(session, config, items):
             reason = f"{skip.reason} ({skip.source})"
             item.stash[COLLECTION_STATUS_KEY] = (Status.SKIP_UNSUPPORTED, reason)
             item.add_marker(pytest.mark.skip(reason=f"{Status.SKIP_UNSUPPORTED}: {reason}"))
-    if state.run.shard:
+    under_xdist = hasattr(config, "workerinput")
+    if state.run.shard or under_xdist:
         try:
-            keep, outside_shard = _shard_of(config, state, keep)
+            durations = _recorded_durations(state)
         except sharding.ShardError as error:
             _usage_error_at_collection(config, items, str(error))
             return
-        drop.extend(outside_shard)
+        if state.run.shard:
+            keep, outside_shard = _shard_of(config, state, keep, durations)
+            drop.extend(outside_shard)
+        if under_xdist:
+            _longest_first(state, keep, durations)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-    if hasattr(config, "workerinput"):
-        try:
-            _longest_first(state, items)
-        except sharding.ShardError as error:
-            _usage_error_at_collection(config, items, str(error))
+    items[:] = keep
 
 
-def _longest_first(state: SessionState, items: list) -> None:
+def _longest_first(state: SessionState, items: list, durations: dict[str, float]) -> None:
     """Under xdist, hand out the longest tests first (by the recorded durations) so the
     run ends on short tests instead of one worker finishing a long one while the others
     idle. Every worker sorts alike, so their collections stay identical; tests with no
     recorded duration keep their collection order among equals."""
-    durations = _recorded_durations(state)
     if not durations:
         return
-    found = [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
-             for item in items]
     position = {nodeid: index for index, nodeid in
-                enumerate(sharding.longest_first(found, durations))}
+                enumerate(sharding.longest_first(_sharding_items(state, items), durations))}
     items.sort(key=lambda item: position[item.nodeid])
 
 
@@ -353,6 +350,11 @@ def _recorded_durations(state: SessionState) -> dict[str, float]:
     return sharding.load_durations([backends_dir() / backend / DURATIONS_FILE
                                     for backend in sorted(state.selected_backends)
                                     if backend in folders])
+
+
+def _sharding_items(state: SessionState, items: list) -> list:
+    return [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
+            for item in items]
 
 
 def pytest_collection_finish(session):
@@ -372,13 +374,11 @@ USAGE_ERROR_KEY = "etsuite_usage_error"
 SHARD_PLAN_KEY = "etsuite_shard_plan"
 
 
-def _shard_of(config, state: SessionState, items: list) -> tuple[list, list]:
+def _shard_of(config, state: SessionState, items: list,
+              durations: dict[str, float]) -> tuple[list, list]:
     """(this shard's items, the others'): the same on the pytest process and on every
     xdist worker, which all collect the same items and read the same durations."""
-    durations = _recorded_durations(state)
-    found = [sharding.Item(item.nodeid, getattr(_flow_of(item, state), "name", None))
-             for item in items]
-    plan = sharding.plan(found, durations, state.run.shard[1])
+    plan = sharding.plan(_sharding_items(state, items), durations, state.run.shard[1])
     state.run.plan = plan.facts()
     if hasattr(config, "workerinput"):
         config.workeroutput[SHARD_PLAN_KEY] = state.run.plan

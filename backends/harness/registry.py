@@ -76,7 +76,7 @@ def _backend_of_folder(folder: str) -> str | None:
     """Per folder, since every collected item asks (resolving paths was 1.5 s of
     collecting one backend's 4,400 items)."""
     try:
-        parts = (Path(folder).resolve() / "_").relative_to(backends_dir().resolve()).parts
+        parts = Path(folder).resolve().relative_to(backends_dir().resolve()).parts
     except ValueError:
         return None
-    return parts[0] if len(parts) > 2 and parts[1] == "test" else None
+    return parts[0] if len(parts) > 1 and parts[1] == "test" else None

@@ -47,10 +47,12 @@ class ExecuTorchRuntime(Runtime):
     """The ExecuTorch runtime in this Python environment (`executorch.runtime`).
 
     `backend` is the delegate the program needs from the runtime's registry; None for
-    flows that delegate nothing."""
+    flows that delegate nothing. `where` says where such programs do run (a device, a
+    simulator), appended to the reason when this runtime lacks the delegate."""
 
     backend: str | None = None
     name: str = "executorch"
+    where: str = ""
 
     def missing(self, program: LoweredProgram) -> str | None:
         if not program.delegated_nodes or self.backend is None:
@@ -59,7 +61,8 @@ class ExecuTorchRuntime(Runtime):
 
         if Runtime.get().backend_registry.is_available(self.backend):
             return None
-        return f"this host's ExecuTorch runtime has no '{self.backend}'"
+        reason = f"this host's ExecuTorch runtime has no '{self.backend}'"
+        return f"{reason}: {self.where}" if self.where else reason
 
     def load(self, program: LoweredProgram):
         from executorch.runtime import Runtime

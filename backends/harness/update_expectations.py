@@ -19,11 +19,9 @@ def declared_elsewhere(backend: str, path: Path) -> Expectations:
     """The entries the backend's flows carry besides its expectations.toml (flows.py
     adds, e.g., OpenVINO's entries for CPUs that run fp32 in bf16): their cases are
     declared already, so the rewrite must not copy them into the file."""
-    own = str(path.relative_to(backends_dir().parent)) if path.is_relative_to(
-        backends_dir().parent) else str(path)
+    own = str(path.relative_to(backends_dir().parent))  # how builtin_flows names its entries
     entries = {entry for flow in builtin_flows() if flow.backend == backend
-               for entry in flow.expectations.entries
-               if not entry.source.startswith((own, str(path)))}
+               for entry in flow.expectations.entries if not entry.source.startswith(own)}
     return Expectations(tuple(sorted(entries, key=lambda e: e.source)))
 
 
