@@ -96,8 +96,12 @@ class Expectations:
 def _entry_lines(text: str) -> list[tuple[str, int]]:
     """(kind, line number) of each `[[kind]]` header, in file order (tomllib keeps no
     positions, and the messages must say which line to change)."""
-    return [(m.group(1), text.count("\n", 0, m.start()) + 1)
-            for m in re.finditer(r"^[ \t]*\[\[[ \t]*([A-Za-z_]+)[ \t]*\]\]", text, re.MULTILINE)]
+    found, line, counted_to = [], 1, 0
+    for m in re.finditer(r"^[ \t]*\[\[[ \t]*([A-Za-z_]+)[ \t]*\]\]", text, re.MULTILINE):
+        line += text.count("\n", counted_to, m.start())  # counted once per stretch
+        counted_to = m.start()
+        found.append((m.group(1), line))
+    return found
 
 
 def load(path: Path, display: str | None = None) -> Expectations:
