@@ -2,6 +2,10 @@
 on small generated test files and read back the real pytest-json-report output."""
 
 import json
+import os
+import signal
+import sys
+import time
 
 import pytest
 
@@ -103,14 +107,99 @@ class SuiteRun:
         return matches[0]
 
 
+_WARM = []
+
+
+def _warm_this_process() -> None:
+    """Import torch and executorch and lower once (the harness's warm-up, with the
+    portable and XNNPACK flows) in this test process, so every forked session starts warm."""
+    if _WARM:
+        return
+    _WARM.append(True)
+    from etsuite.backends.harness import speedups
+    from etsuite.backends.harness.pipeline import warm_up
+    from etsuite.backends.portable.flows import PORTABLE
+    from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR
+
+    speedups.apply()
+    warm_up([PORTABLE, XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Warm this worker before the harness forks the test's own child (a warm-up inside
+    that child would be lost with it)."""
+    if {"run_suite", "pytester"} & set(getattr(item, "fixturenames", ())) \
+            or item.get_closest_marker("slow"):
+        _warm_this_process()
+    return (yield)
+
+
+def run_forked(where, *args, timeout: float = 600, scratch=None) -> pytest.RunResult:
+    """pytest in `where` (a folder, or a pytester's folder) in a forked child of this
+    process, as `pytester.runpytest_subprocess` would run it in a new interpreter: its own process
+    (a crash or os.abort stays there), its own stdout/stderr, its exit code. The child
+    starts with torch and executorch already imported, which a new interpreter spends
+    about 7 s on, so the project's tests run their many small sessions this way.
+    Use a real subprocess where a fresh interpreter is the point (hash seed, PYTEST_ADDOPTS
+    read at start-up, a session killed from outside)."""
+    _warm_this_process()
+    folder = getattr(where, "path", where)
+    scratch = scratch or folder  # its basetemp and output files: give one outside a checkout
+    basetemp = scratch / "basetemp"
+    out_path, err_path = scratch / ".forked.out", scratch / ".forked.err"
+    argv = [f"--basetemp={basetemp}", *map(str, args)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 70
+        try:
+            for fd, path in ((1, out_path), (2, err_path)):
+                target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(target, fd)
+                os.close(target)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            sys.stdin = open(0, closefd=False)
+            sys.stdout = open(1, "w", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)
+            os.chdir(folder)
+            if "torch" in sys.modules:  # a thread pool started before fork is unusable
+                sys.modules["torch"].set_num_threads(1)
+            code = int(pytest.main(argv))
+        except BaseException:  # noqa: BLE001 - say what broke, then leave
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    deadline = started + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"pytest {' '.join(argv)} ran past {timeout} s")
+        time.sleep(0.05)
+    ret = os.waitstatus_to_exitcode(status)
+    lines = [p.read_text(errors="replace").splitlines() for p in (out_path, err_path)]
+    return pytest.RunResult(ret, lines[0], lines[1], time.monotonic() - started)
+
+
 @pytest.fixture
 def run_suite(pytester):
-    """run_suite(*args) -> SuiteRun: pytest in a subprocess with a JSON report."""
+    """run_suite(*args) -> SuiteRun: pytest in a forked child with a JSON report."""
 
     def run(*args, timeout=600):
         report_path = pytester.path / "reports" / "run.json"
-        result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "--json-report",
+        result = run_forked(
+            pytester, "-p", "no:cacheprovider", "--json-report",
             f"--json-report-file={report_path}", *args, timeout=timeout,
         )
         overrides = [a.split("=", 1)[1] for a in args if a.startswith("--json-report-file=")]

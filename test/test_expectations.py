@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness.contract import Status, case_id
@@ -185,8 +186,8 @@ def test_strict_expectations_end_to_end(pytester):
     (pytester.path / "expectations.toml").write_text(EXPECTATIONS)
     pytester.makepyfile(test_cases=TESTS)
     report = pytester.path / "r.json"
-    result = pytester.runpytest_subprocess("--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
-                                           "--json-report", f"--json-report-file={report}")
+    result = run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                        "--json-report", f"--json-report-file={report}")
     tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
     outcome = {name: t["outcome"] for name, t in tests.items()}
     assert outcome == {
@@ -214,8 +215,8 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     (pytester.path / "expectations.toml").write_text(EXPECTATIONS)
     pytester.makepyfile(test_cases=TESTS)
     report = pytester.path / "r.json"
-    pytester.runpytest_subprocess("--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
-                                  "--json-report", f"--json-report-file={report}")
+    run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+               "--json-report", f"--json-report-file={report}")
     current = ex.load(pytester.path / "expectations.toml")
     result = ex.updated(current, ex.observe([report], "selftest"))
     fails = {e.case: e for e in result.entries if e.kind == "fail"}

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import TEST_FLOWS_CONFTEST
+from conftest import TEST_FLOWS_CONFTEST, run_forked
 
 from etsuite.backends.harness.registry import builtin_flows
 
@@ -107,8 +107,8 @@ def test_malformed_seed_is_a_usage_error(simple, seed):
 def test_unwritable_report_path_exits_with_its_own_code(simple):
     blocker = simple.path / "not_a_dir"
     blocker.write_text("a file where a folder should be")
-    result = simple.runpytest_subprocess(
-        "--json-report", f"--json-report-file={blocker}/out.json", "-k", "plain")
+    result = run_forked(
+        simple, "--json-report", f"--json-report-file={blocker}/out.json", "-k", "plain")
     assert result.ret == 6
     assert f"cannot write report file {blocker}/out.json" in result.stderr.str()
 
@@ -136,19 +136,19 @@ def test_an_unavailable_backend_asked_for_exits_7_and_still_reports(pytester):
     pytester.makeconftest(TEST_FLOWS_CONFTEST)
     pytester.makepyfile(test_simple=SIMPLE_TEST)
     report = pytester.path / "r.json"
-    result = pytester.runpytest_subprocess("--backend", "missing_sdk", "-k", "test_op", "--json-report",
-                                           f"--json-report-file={report}")
+    result = run_forked(pytester, "--backend", "missing_sdk", "-k", "test_op", "--json-report",
+                        f"--json-report-file={report}")
     assert result.ret == 7
     stderr = result.stderr.str()
     assert "backend missing_sdk, flow needs_sdk cannot run on this host: python module " \
            "'no_such_vendor_sdk' is not installed; to enable it: pip install no-such-vendor-sdk" in stderr
     (test,) = json.loads(report.read_text())["tests"]
     assert test["metadata"]["subtests"][0]["status"] == "unavailable"
-    allowed = pytester.runpytest_subprocess("--backend", "missing_sdk", "-k", "test_op",
-                                            "--allow-unavailable")
+    allowed = run_forked(pytester, "--backend", "missing_sdk", "-k", "test_op",
+                         "--allow-unavailable")
     assert allowed.ret == 0 and "cannot run on this host" in allowed.stderr.str()
     # Not asked for by name (a run of every flow): reported, never an exit code of its own.
-    everything = pytester.runpytest_subprocess("-k", "test_plain")
+    everything = run_forked(pytester, "-k", "test_plain")
     assert everything.ret == 0
 
 
@@ -168,11 +168,11 @@ def test_inputs_identical_across_flows_and_reproduced_by_seed(pytester, monkeypa
     def draw(seed):
         probe_dir = pytester.mkdir(f"probe_{seed}_{len(list(pytester.path.iterdir()))}")
         monkeypatch.setenv("PROBE_DIR", str(probe_dir))
-        # The probe lowers nothing, so in-process (no fork, hence no warm-up lowering
-        # with every flow); the repro test in test_pipeline.py covers seeds under fork.
-        result = pytester.runpytest_subprocess("--seed", str(seed), "-p", "no:xdist", "--backend",
-                                               "portable", "--backend", "xnnpack", "--backend", "vulkan",
-                                               "--isolation", "none")
+        # The probe lowers nothing, so no isolation (no warm-up lowering with every
+        # flow); the repro test in test_pipeline.py covers seeds under fork.
+        result = run_forked(pytester, "--seed", str(seed), "-p", "no:xdist", "--backend",
+                            "portable", "--backend", "xnnpack", "--backend", "vulkan",
+                            "--isolation", "none")
         assert result.ret == 0, result.stdout.str()
         return {p.stem: json.loads(p.read_text()) for p in probe_dir.iterdir()}
 

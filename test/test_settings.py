@@ -3,6 +3,7 @@ message names the value and where it came from, with isolation on or off and und
 xdist, never an INTERNALERROR in the middle of a run."""
 
 import pytest
+from conftest import run_forked
 
 ONE_TEST = """
 import pytest
@@ -26,7 +27,7 @@ def error_lines(result) -> list[str]:
 ])
 def test_bad_time_limit_marker(pytester, isolation, marker, named):
     pytester.makepyfile(test_bad=ONE_TEST.format(marker=marker))
-    result = pytester.runpytest_subprocess("--flow", "portable", "--isolation", isolation, "-p", "no:cacheprovider")
+    result = run_forked(pytester, "--flow", "portable", "--isolation", isolation, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     (line,) = error_lines(result)
     assert "test_bad.py::test_one[portable]" in line and "time_limit" in line and named in line
@@ -35,7 +36,7 @@ def test_bad_time_limit_marker(pytester, isolation, marker, named):
 
 def test_bad_time_limit_marker_under_xdist(pytester):
     pytester.makepyfile(test_bad=ONE_TEST.format(marker="@pytest.mark.time_limit()"))
-    result = pytester.runpytest_subprocess("--flow", "portable", "-n", "2", "-p", "no:cacheprovider")
+    result = run_forked(pytester, "--flow", "portable", "-n", "2", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     assert "time_limit" in result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
@@ -45,7 +46,7 @@ def test_bad_time_limit_marker_under_xdist(pytester):
 def test_bad_time_limits_ini_line(pytester, line):
     pytester.makeini(f"[pytest]\netsuite_time_limits =\n    {line}\n")
     pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
-    result = pytester.runpytest_subprocess("--flow", "portable", "-p", "no:cacheprovider")
+    result = run_forked(pytester, "--flow", "portable", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (error,) = error_lines(result)
     assert "etsuite_time_limits" in error and repr(line) in error and "tox.ini" in error
@@ -54,7 +55,7 @@ def test_bad_time_limits_ini_line(pytester, line):
 @pytest.mark.parametrize("value", ["soon", "0", "-1", "inf"])
 def test_bad_time_limit_option(pytester, value):
     pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
-    result = pytester.runpytest_subprocess("--flow", "portable", f"--time-limit={value}")
+    result = run_forked(pytester, "--flow", "portable", f"--time-limit={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--time-limit" in result.stderr.str() and repr(value) in result.stderr.str()
 
@@ -62,7 +63,7 @@ def test_bad_time_limit_option(pytester, value):
 def test_valid_settings_still_run(pytester):
     pytester.makeini("[pytest]\netsuite_time_limits =\n    test_ok.py=120\n    =60\n")
     pytester.makepyfile(test_ok=ONE_TEST.format(marker="@pytest.mark.time_limit(30)"))
-    result = pytester.runpytest_subprocess("--flow", "portable", "--time-limit=90", "-p", "no:cacheprovider")
+    result = run_forked(pytester, "--flow", "portable", "--time-limit=90", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
 
 
@@ -86,7 +87,7 @@ def test_warm_up_says_why_it_skipped_work(pytester):
     but it must not be silent either."""
     pytester.makeconftest(BROKEN_PARTITIONER_CONFTEST)
     pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
-    result = pytester.runpytest_subprocess("--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0")
+    result = run_forked(pytester, "--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0")
     text = result.stdout.str()
     assert "warm-up skipped part of its work" in text
     assert "flow broken_partitioner: RuntimeError: partitioner library missing on purpose" in text

@@ -3,11 +3,10 @@ as three shards one after the other, merges into exactly the same cases with the
 statuses, the summary sees one complete sharded run, and the balance report reads
 the shards' plans."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_forked
 
 from etsuite.tools import reports, shard_report, tally
 from etsuite.tools.shards import sharded_runs
@@ -16,23 +15,24 @@ ROOT = Path(__file__).resolve().parent.parent
 SELECTION = ["backends/suite/operators/test_add.py", "backends/suite/operators/test_relu.py"]
 
 
-def run_pytest(report: Path, *extra) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", *SELECTION, "--backend", "portable", "-n", "0",
-               "--run-id", "simulation", "--seed", "1234", "-p", "no:cacheprovider",
-               "--json-report", f"--json-report-file={report}", *extra]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1500)
+def run_pytest(report: Path, *extra) -> pytest.RunResult:
+    """The selection in this repository (its setup.cfg), in a forked child."""
+    return run_forked(ROOT, *SELECTION, "--backend", "portable", "-n", "0",
+                      "--run-id", "simulation", "--seed", "1234", "-p", "no:cacheprovider",
+                      "--json-report", f"--json-report-file={report}", *extra, timeout=1500,
+                      scratch=report.parent)
 
 
 @pytest.mark.slow
 def test_three_shards_merge_into_the_unsharded_run(tmp_path, capsys):
     whole_path = tmp_path / "portable.json"
     done = run_pytest(whole_path)
-    assert done.returncode == 0, done.stdout[-3000:]
+    assert done.ret == 0, done.stdout.str()[-3000:]
     shard_paths = []
     for k in (1, 2, 3):
         path = tmp_path / f"portable-shard{k}of3.json"
         done = run_pytest(path, "--shard", f"{k}/3")
-        assert done.returncode == 0, done.stdout[-3000:]
+        assert done.ret == 0, done.stdout.str()[-3000:]
         shard_paths.append(str(path))
 
     whole = reports.load_all([str(whole_path)])
