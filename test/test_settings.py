@@ -86,9 +86,16 @@ def test_warm_up_says_why_it_skipped_work(pytester):
     """The warm-up is only an optimization, so a failure there must not stop the run,
     but it must not be silent either."""
     pytester.makeconftest(BROKEN_PARTITIONER_CONFTEST)
-    pytester.makepyfile(test_ok=ONE_TEST.format(marker=""))
+    two_tests = ONE_TEST.format(marker="") + "\n\ndef test_two(test_runner):\n    pass\n"
+    pytester.makepyfile(test_ok=two_tests)
     result = run_forked(pytester, "--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0")
     text = result.stdout.str()
     assert "warm-up skipped part of its work" in text
     assert "flow broken_partitioner: RuntimeError: partitioner library missing on purpose" in text
-    assert result.ret == pytest.ExitCode.OK  # the test itself calls no pipeline
+    assert result.ret == pytest.ExitCode.OK  # the tests themselves call no pipeline
+
+    # A run of one test (a repro command) skips the warm-up: it would lower twice.
+    alone = run_forked(pytester, "--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0",
+                       "-k", "test_one")
+    assert alone.ret == pytest.ExitCode.OK
+    assert "warm-up" not in alone.stdout.str()

@@ -51,6 +51,7 @@ class SessionState:
         self.selected_backends = {f.backend for f in selected}
         self.usage_error: str | None = None  # found by an xdist worker at collection
         self.flows_in_run: list | None = None  # flows of the collected items, once known
+        self.tests_in_run: int | None = None   # collected items that use a flow, once known
         # Probed once per session, for the selected flows only (a probe may import a
         # backend's package): why each cannot run here (None: it can).
         self.unavailable = {f.name: f.unavailable_reason() for f in selected}
@@ -200,8 +201,12 @@ def pytest_configure(config):
 
 
 def _warm_up(config, state: "SessionState") -> None:
+    """Lower once in the parent so that forked tests start warm. A run of one test (a
+    repro command) would pay that lowering and its own, so it goes straight to the test."""
     from etsuite.backends.harness.pipeline import warm_up
 
+    if state.tests_in_run == 1:
+        return
     problems = warm_up(state.flows_in_run if state.flows_in_run is not None else state.selected)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for problem in problems:
@@ -362,12 +367,14 @@ def pytest_collection_finish(session):
     the warm-up lowers with these only, not with every selected flow."""
     state = session.config.stash.get(STATE_KEY, None)
     if state is not None:
-        used = {}
+        used, tests = {}, 0
         for item in session.items:
             flow = _flow_of(item, state)
             if flow is not None:
                 used.setdefault(flow.name, flow)
+                tests += 1
         state.flows_in_run = list(used.values())
+        state.tests_in_run = tests
 
 
 USAGE_ERROR_KEY = "etsuite_usage_error"
