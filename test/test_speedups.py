@@ -161,3 +161,38 @@ def test_edge_dialect_yaml_parsed_by_the_c_loader_gives_the_same_table():
     pure = {entry["inherits"]: entry for entry in YAML(typ="safe", pure=True).load(text)}
     assert _ops._edge_dialect_info == pure
     assert len(pure) > 100
+
+
+def test_frame_walk_caller_check_answers_like_inspect_stack():
+    """XNNPACK's partitioner asks whether a `to_backend` of exir/program/_program.py (and
+    no `to_edge_transform_and_lower`) is on the stack: the frame walk that replaces its
+    inspect.stack() walk must answer the same, through each path and through neither."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+    speedups.after_backend_imports()  # as the pipeline does once partitioners are built
+    assert XnnpackPartitioner._check_if_called_from_to_backend is speedups.called_from_to_backend
+    inspect_walk, partitioner = _original_caller_check(), XnnpackPartitioner()
+
+    def both():
+        return inspect_walk(partitioner), speedups.called_from_to_backend(partitioner)
+
+    exir = {"both": both}
+    exec(compile("def to_backend():\n    return both()\n"
+                 "def to_edge_transform_and_lower():\n    return to_backend()\n",
+                 "/somewhere/exir/program/_program.py", "exec"), exir)
+    elsewhere = {"both": both}
+    exec(compile("def to_backend():\n    return both()\n", "/elsewhere/mine.py", "exec"), elsewhere)
+    assert both() == (False, False)
+    assert exir["to_backend"]() == (True, True)
+    assert exir["to_edge_transform_and_lower"]() == (False, False)
+    assert elsewhere["to_backend"]() == (False, False)
+
+
+def _original_caller_check():
+    """The partitioner's own method, from a fresh copy of its module."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch.backends.xnnpack.partition.xnnpack_partitioner")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.XnnpackPartitioner._check_if_called_from_to_backend

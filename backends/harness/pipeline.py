@@ -137,7 +137,7 @@ def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
     # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
     # passes do not expect.
     quantizer = flow.quantizer()
-    speedups.memoize_pattern_graphs()  # the quantizer's own modules are imported by now
+    speedups.after_backend_imports()  # the quantizer's own modules are imported by now
     prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
     prepared(*inputs)  # calibrate on the test's own inputs
     converted = convert_pt2e(prepared, fold_quantize=flow.fold_quantize)
@@ -201,6 +201,7 @@ def lower(exported, flow: Flow):
     from executorch.exir import to_edge_transform_and_lower
 
     partitioners = flow.partitioners() if flow.delegates else None
+    speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
     return to_edge_transform_and_lower(exported, partitioner=partitioners,
                                        compile_config=compile_config)

@@ -26,6 +26,11 @@ guessed:
   fake tensors dispatch as Meta, so registering for CPU and Meta (and their autograd
   keys) alone gives the same graphs: 130 -> 33 ms per decomposition here. Not applied
   where CUDA, XPU, MPS or a private-use backend is present.
+- XNNPACK's partitioner checks on every partitioning whether it was reached through the
+  deprecated `to_backend` path by taking `inspect.stack()`, which reads every frame's
+  source file and scans sys.modules for each frame's module (60-100 ms per lowering under
+  pytest's deep stacks). The check needs only the frames' function and file names, which
+  the code objects hold.
 
 The harness's warm-up lowers and quantizes once in the parent process, so forked test
 children inherit the filled caches.
@@ -53,13 +58,13 @@ def apply() -> list[str]:
         _applied.append("cached-callable-annotations")
     if _cpu_and_meta_decomposition_keys():
         _applied.append("cpu-and-meta-decomposition-keys")
-    memoize_pattern_graphs()
+    after_backend_imports()
     return list(_applied)
 
 
 # Where PT2E quantizers build their pattern graphs: (module, function name). A module is
 # patched once it has been imported (a flow imports its quantizer lazily), so the pipeline
-# calls `memoize_pattern_graphs` again after building a quantizer.
+# calls `after_backend_imports` again after building a quantizer or partitioners.
 PATTERN_GRAPH_BUILDERS = (
     ("torchao.quantization.pt2e.utils", "_get_aten_graph_module_for_pattern"),
     ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer_utils",
@@ -67,6 +72,54 @@ PATTERN_GRAPH_BUILDERS = (
     ("executorch.backends.apple.coreml.quantizer._coreml_quantizer_utils",
      "_get_aten_graph_module"),
 )
+
+
+def after_backend_imports() -> None:
+    """The speed-ups of modules a flow imports lazily (quantizers, partitioners): call once
+    they are imported, e.g. after building a flow's quantizer or partitioners (idempotent)."""
+    if os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
+        return
+    memoize_pattern_graphs()
+    _frame_walk_caller_checks()
+
+
+# Partitioner methods that ask whether they were called through the deprecated
+# `to_backend` path by taking `inspect.stack()`, which reads the source file of every
+# frame and scans sys.modules for each: 60-100 ms per partitioning under pytest's deep
+# stacks, and only the frames' function and file names are looked at. (module, class).
+CALLER_CHECKS = (
+    ("executorch.backends.xnnpack.partition.xnnpack_partitioner", "XnnpackPartitioner"),
+)
+
+
+def called_from_to_backend(self=None) -> bool:
+    """True when a `to_backend` of executorch's exir/program/_program.py is on the call
+    stack and `to_edge_transform_and_lower` is not; the same answer as the partitioners'
+    inspect.stack() walk, from the frames' code objects alone."""
+    import sys
+
+    frame, through_to_backend = sys._getframe(1), False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "to_edge_transform_and_lower":
+            return False
+        if code.co_name == "to_backend" and "program/_program.py" in code.co_filename:
+            through_to_backend = True
+        frame = frame.f_back
+    return through_to_backend
+
+
+def _frame_walk_caller_checks() -> None:
+    import sys
+
+    for module_name, class_name in CALLER_CHECKS:
+        cls = getattr(sys.modules.get(module_name), class_name, None)
+        method = getattr(cls, "_check_if_called_from_to_backend", None)
+        if method is None or method is called_from_to_backend:
+            continue
+        cls._check_if_called_from_to_backend = called_from_to_backend
+        if "frame-walk-caller-check" not in _applied:
+            _applied.append("frame-walk-caller-check")
 
 
 def memoize_pattern_graphs() -> None:
