@@ -2,6 +2,7 @@
 each status the pipeline assigns, checked in the JSON report of a real run."""
 
 import pytest
+import torch
 
 from conftest import TEST_FLOWS_CONFTEST
 
@@ -144,3 +145,24 @@ def test_repro_command_reproduces_inputs_and_outcome(pytester, run_suite):
     other_seed = run_suite("--flow", "xnnpack_static_int8_per_tensor", "--seed",
                            str(record["seed"] + 1), "-p", "no:xdist")
     assert other_seed.records()[0]["outputs"] != record["outputs"]
+
+
+class StackAll(torch.nn.Module):
+    def forward(self, *tensors):
+        return torch.stack(tensors, dim=1)
+
+
+def test_quantized_varargs_model_with_dynamic_shapes():
+    """A `forward(self, *xs)` model's dynamic_shapes hold one entry for all of *xs; the
+    quantized flow re-exports the converted module, whose inputs are positional, so the
+    entry must be spread over them (it used to fail at quantize)."""
+    from etsuite.backends.harness.contract import Status
+    from etsuite.backends.harness.pipeline import run_pipeline
+    from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+    batch = torch.export.Dim("batch", min=1, max=8)
+    result = run_pipeline(StackAll(), (torch.randn(3, 4), torch.randn(3, 4)),
+                          XNNPACK_STATIC_INT8_PER_TENSOR,
+                          dynamic_shapes=(({0: batch}, {0: batch}),),
+                          run_inputs=(torch.randn(5, 4), torch.randn(5, 4)))
+    assert result["status"] is Status.PASS, (result["stage"], result["error"])

@@ -130,7 +130,7 @@ def _bump(histogram: dict, key: str) -> None:
     histogram[key] = histogram.get(key, 0) + 1
 
 
-def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
+def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None):
     """PT2E on the already exported graph (no second export of the eager model)."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
@@ -141,7 +141,27 @@ def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes):
     prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
     prepared(*inputs)  # calibrate on the test's own inputs
     converted = convert_pt2e(prepared, fold_quantize=flow.fold_quantize)
-    return torch.export.export(converted, inputs, dynamic_shapes=dynamic_shapes)
+    return torch.export.export(converted, inputs,
+                               dynamic_shapes=_spread_varargs(forward, dynamic_shapes))
+
+
+def _spread_varargs(forward, dynamic_shapes):
+    """The converted module takes the model's inputs as positional parameters. For a
+    `forward(self, *xs)` model the test gives one dynamic_shapes entry holding the specs
+    of all of *xs (a tuple, or a dict keyed by the varargs' name): spread it over them."""
+    import inspect
+
+    if not dynamic_shapes or forward is None:
+        return dynamic_shapes
+    parameters = list(inspect.signature(forward).parameters.values())
+    if len(parameters) != 1 or parameters[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+        return dynamic_shapes
+    if isinstance(dynamic_shapes, dict) and set(dynamic_shapes) == {parameters[0].name}:
+        return tuple(dynamic_shapes[parameters[0].name])
+    if isinstance(dynamic_shapes, (tuple, list)) and len(dynamic_shapes) == 1 \
+            and isinstance(dynamic_shapes[0], (tuple, list)):
+        return tuple(dynamic_shapes[0])
+    return dynamic_shapes
 
 
 def run_pipeline(
@@ -176,7 +196,8 @@ def run_pipeline(
         )
         if flow.quantizes:
             exported = timer.run(
-                "quantize", lambda: _quantize(exported, inputs, flow, dynamic_shapes))
+                "quantize",
+                lambda: _quantize(exported, inputs, flow, dynamic_shapes, model.forward))
         _lower_run_compare(exported, run_inputs, expected, flow, tolerance, timer, result)
     except StageError as failure:
         result["stage"] = failure.stage
