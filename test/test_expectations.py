@@ -260,3 +260,11 @@ def test_update_command_refuses_bad_input(tmp_path):
     with pytest.raises(SystemExit) as missing:
         cli.main(["--backend", "portable", str(tmp_path / "absent.json")])
     assert missing.value.code == 2
+
+
+def test_a_new_entry_names_the_root_cause_of_a_chained_error():
+    chained = ("Exception: An error occurred when running the 'P' pass\n"
+               "caused by: AssertionError: Attempting to convert non-NHWC compatible node\nmore")
+    assert ex._headline(chained) == "AssertionError: Attempting to convert non-NHWC compatible node"
+    assert ex._headline("RuntimeError: plain\nsecond line") == "RuntimeError: plain"
+    assert ex._headline("") == ""

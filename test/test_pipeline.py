@@ -166,3 +166,22 @@ def test_quantized_varargs_model_with_dynamic_shapes():
                           dynamic_shapes=(({0: batch}, {0: batch}),),
                           run_inputs=(torch.randn(5, 4), torch.randn(5, 4)))
     assert result["status"] is Status.PASS, (result["stage"], result["error"])
+
+
+class UnbatchedAvgPool1d(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.avg_pool1d(x, 2)
+
+
+def test_a_wrapped_failure_names_its_cause():
+    """Pass managers wrap a pass's failure in "An error occurred when running the X pass",
+    which names no cause: the record carries the chain, the root cause last."""
+    from etsuite.backends.harness.pipeline import run_pipeline
+    from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+    result = run_pipeline(UnbatchedAvgPool1d(), (torch.randn(3, 8),),
+                          XNNPACK_STATIC_INT8_PER_TENSOR)
+    assert (result["status"].value, result["stage"]) == ("fail_lower", "lower")
+    wrapper, cause = result["error"].split("\ncaused by: ")
+    assert "An error occurred when running the 'ChannelsLastTaggedReshapePass' pass" in wrapper
+    assert cause.startswith("AssertionError: ") and "NHWC" in cause

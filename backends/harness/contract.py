@@ -92,6 +92,10 @@ STAGE_FAILURE = {
 ERROR_LIMIT = 1200
 
 
+# Joins an error to the errors it was raised from in a record's `error`, root cause last.
+CAUSE_SEPARATOR = "\ncaused by: "
+
+
 def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
     """Keep the head and the tail of long errors: the tail usually names the cause."""
     text = text.strip()

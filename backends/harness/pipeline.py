@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.contract import STAGE_FAILURE, Status, trim_error
+from etsuite.backends.harness.contract import CAUSE_SEPARATOR, STAGE_FAILURE, Status, trim_error
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram
@@ -61,8 +61,15 @@ class _Timer:
 
 
 def _error_text(error: BaseException) -> str:
-    lines = traceback.format_exception_only(type(error), error)
-    return trim_error("".join(lines))
+    """The error and the errors it was raised from (`raise ... from`): pass managers wrap
+    the real failure in "An error occurred when running the X pass", which names no
+    cause. The root cause comes last, where trimming keeps it."""
+    parts, seen = [], set()
+    while error is not None and id(error) not in seen and len(parts) < 4:
+        seen.add(id(error))
+        parts.append("".join(traceback.format_exception_only(type(error), error)).strip())
+        error = error.__cause__
+    return trim_error(CAUSE_SEPARATOR.join(parts))
 
 
 def count_delegation(exported_program) -> tuple[dict, dict]:
