@@ -365,25 +365,12 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
                  for nodeid, phases in phases_by_test.items()]
 
 
-def _phase_category(when: str, phase: dict) -> str:
-    """pytest's category of one phase report (what pytest_report_teststatus says)."""
-    outcome, wasxfail = phase.get("outcome"), phase.get("wasxfail")
-    if outcome == "failed":
-        return "failed" if when == "call" else "error"
-    if wasxfail is not None:
-        return "xfailed" if outcome == "skipped" else "xpassed"
-    return outcome
-
-
 def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestResult:
-    outcome = "passed"
     for when in ("setup", "call", "teardown"):
-        if when in phases:
-            category = _phase_category(when, phases[when])
-            if category not in st.OUTCOMES:
-                raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
-            if category != "passed":
-                outcome = category  # the last non-passing phase wins, as in the JSON report
+        category = ct.phase_category(when, phases[when]) if when in phases else "passed"
+        if category not in st.OUTCOMES:
+            raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
+    outcome = ct.outcome_of_phases(phases)
     candidates = [phases[w].get("records") or [] for w in ("call", "setup", "teardown") if w in phases]
     records = _checked_records(path, nodeid, max(candidates, key=len) if candidates else [])
     duration = sum(p.get("duration") or 0.0 for p in phases.values())

@@ -280,6 +280,29 @@ STREAM_COLLECT_ERROR = "collect_error"  # {"collect_error": {nodeid, longrepr}}
 STREAM_FINISHED = "finished"       # {"finished": exitstatus} at a clean end
 
 
+def phase_category(when: str, phase: dict) -> str:
+    """pytest's category of one phase report (setup, call or teardown), as
+    pytest_report_teststatus says it: passed, failed, error, skipped, xfailed, xpassed."""
+    outcome, wasxfail = phase.get("outcome"), phase.get("wasxfail")
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if wasxfail is not None:
+        return "xfailed" if outcome == "skipped" else "xpassed"
+    return outcome
+
+
+def outcome_of_phases(phases: dict) -> str:
+    """A test's outcome from its phase reports ({when: report}): the last phase that did
+    not pass decides, as in pytest-json-report."""
+    outcome = "passed"
+    for when in ("setup", "call", "teardown"):
+        if when in phases:
+            category = phase_category(when, phases[when])
+            if category != "passed":
+                outcome = category
+    return outcome
+
+
 def stream_path_for(json_report_path: str) -> str:
     base = json_report_path[:-len(REPORT_SUFFIX)] if json_report_path.endswith(REPORT_SUFFIX) \
         else json_report_path

@@ -51,6 +51,8 @@ class SessionState:
         self.selected_backends = {f.backend for f in selected}
         self.usage_error: str | None = None  # found by an xdist worker at collection
         self.flows_in_run: list | None = None  # flows of the collected items, once known
+        self.resumed = None                     # the killed run --resume continues
+        self.finished_before: set[str] = set()  # its finished tests: not run again
         self.tests_in_run: int | None = None   # collected items that use a flow, once known
         # Probed once per session, for the selected flows only (a probe may import a
         # backend's package): why each cannot run here (None: it can).
@@ -167,6 +169,7 @@ def pytest_configure(config):
         flows_by_name = index_flows(flows)
         selected = select_flows(flows_by_name, config.option.backend, config.option.flow)
         time_limits = isolation.parse_time_limits(config)
+        resumed = stream.resumed_run(config)
     except (UnknownNameError, isolation.SettingError, ValueError) as error:
         raise pytest.UsageError(str(error))
 
@@ -177,16 +180,25 @@ def pytest_configure(config):
     isolation.register_markers(config)
 
     run = RunIdentity(config)
+    if resumed:
+        _check_resumable(resumed, run, config.option.seed)
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None and "etsuite_seed" in worker_input:
         seed, given = worker_input["etsuite_seed"], True
     elif config.option.seed is not None:
         seed, given = config.option.seed, True
+    elif resumed:
+        seed, given = resumed.seed, True
     elif run.shard:
         seed, given = run.seed(), False
     else:
         seed, given = random.randrange(1, 10**6), False
     state = SessionState(flows_by_name, selected, seed, given, run)
+    state.resumed = resumed
+    if worker_input is not None:
+        state.finished_before = set(worker_input.get("etsuite_finished_before", ()))
+    elif resumed:
+        state.finished_before = set(resumed.tests)
     state.artifacts = artifacts.ArtifactPolicy.from_config(config)
     if state.artifacts is not None and worker_input is None:  # a new run: a new cap
         stale = os.path.join(state.artifacts.root, artifacts.CAP_FILE)
@@ -220,7 +232,25 @@ def _warm_up(config, state: "SessionState") -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     """xdist: every worker uses the controller's seed, so a run has one seed."""
-    node.workerinput["etsuite_seed"] = node.config.stash[STATE_KEY].seed
+    state = node.config.stash[STATE_KEY]
+    node.workerinput["etsuite_seed"] = state.seed
+    node.workerinput["etsuite_finished_before"] = sorted(state.finished_before)
+
+
+def _check_resumable(resumed, run: "RunIdentity", seed: int | None) -> None:
+    """--resume continues the same run: the same selection and shard, and its seed."""
+    before = resumed.facts.get("run") or {}
+    shard = tuple(before["shard"]) if before.get("shard") else None
+    if before.get("selection") != run.selection or shard != run.shard:
+        was = before.get("selection") or "?"
+        raise pytest.UsageError(
+            f"--resume: {resumed.path} is a run of {was}"
+            f"{f' shard {shard[0]}/{shard[1]}' if shard else ''}, not of {run.selection}"
+            f"{f' shard {run.shard[0]}/{run.shard[1]}' if run.shard else ''}: select the same, "
+            f"or run without --resume to start afresh")
+    if seed is not None and resumed.seed is not None and seed != resumed.seed:
+        raise pytest.UsageError(f"--resume: {resumed.path} ran with --seed {resumed.seed}, "
+                                f"not {seed}: resume with its seed (or leave --seed out)")
 
 
 def pytest_report_header(config):
@@ -237,6 +267,11 @@ def pytest_report_header(config):
         index, count = state.run.shard
         lines.append(f"etsuite: shard {index}/{count} of run {state.run.id} "
                      f"({state.run.selection})")
+    if state.resumed:
+        lines.append(f"etsuite: resuming {state.resumed.path}: {len(state.finished_before)} "
+                     f"tests finished before are kept, not run again")
+    elif config.option.resume:
+        lines.append("etsuite: --resume: no results stream left to continue; running all")
     return lines
 
 
@@ -322,17 +357,21 @@ def pytest_collection_modifyitems(session, config, items):
             item.stash[COLLECTION_STATUS_KEY] = (Status.SKIP_UNSUPPORTED, reason)
             item.add_marker(pytest.mark.skip(reason=f"{Status.SKIP_UNSUPPORTED}: {reason}"))
     under_xdist = hasattr(config, "workerinput")
+    durations: dict[str, float] = {}
     if state.run.shard or under_xdist:
         try:
             durations = _recorded_durations(state)
         except sharding.ShardError as error:
             _usage_error_at_collection(config, items, str(error))
             return
-        if state.run.shard:
-            keep, outside_shard = _shard_of(config, state, keep, durations)
-            drop.extend(outside_shard)
-        if under_xdist:
-            _longest_first(state, keep, durations)
+    if state.run.shard:
+        keep, outside_shard = _shard_of(config, state, keep, durations)
+        drop.extend(outside_shard)
+    if state.finished_before:  # after sharding, so a resumed shard plans as the killed one
+        drop.extend(item for item in keep if item.nodeid in state.finished_before)
+        keep = [item for item in keep if item.nodeid not in state.finished_before]
+    if under_xdist:
+        _longest_first(state, keep, durations)
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import pytest
 
@@ -42,15 +43,111 @@ def addoption(group):
     group.addoption("--results-stream", default=None, metavar="PATH",
                     help="append one JSON line per finished test here (default: next to "
                          "--json-report-file, as NAME.partial.jsonl)")
+    group.addoption("--resume", action="store_true", default=False,
+                    help="continue a killed run: the tests its results stream holds as "
+                         "finished are not run again and go into this run's report as they "
+                         "were (same seed, same selection)")
+
+
+def stream_path(config) -> str | None:
+    json_path = _json_path(config)
+    return config.option.results_stream or (ct.stream_path_for(json_path) if json_path else None)
+
+
+def _json_path(config) -> str | None:
+    return getattr(config.option, "json_report_file", None) if getattr(
+        config.option, "json_report", False) else None
+
+
+class ResumeError(ValueError):
+    """A results stream that --resume cannot continue; the plugin makes it a usage error."""
+
+
+@dataclass
+class Resumed:
+    """What a killed run left in its results stream: its facts and, for each test that
+    ended (its teardown was reported), its phase reports as the stream holds them."""
+
+    path: str
+    facts: dict
+    tests: dict[str, dict]  # node id -> {when: stream report entry}
+
+    @property
+    def seed(self):
+        return self.facts.get("seed")
+
+
+def load_resumed(path: str) -> Resumed:
+    """Read a killed run's stream. A test that was running when it died has no teardown
+    report: it is not finished and runs again."""
+    try:
+        with open(path, encoding="utf-8") as stream_file:
+            lines = stream_file.read().splitlines()
+    except OSError as error:
+        raise ResumeError(f"--resume: cannot read {path}: {error.strerror or error}") from None
+    entries = []
+    for number, line in enumerate(lines, 1):
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break  # the killed writer's last, partly written line
+            raise ResumeError(f"--resume: {path} line {number} is not valid JSON") from None
+    if not entries or not isinstance(entries[0], dict) or ct.STREAM_HEADER not in entries[0]:
+        raise ResumeError(f"--resume: {path} is not a results stream")
+    phases: dict[str, dict] = {}
+    for entry in entries[1:]:
+        report = entry.get(ct.STREAM_REPORT) if isinstance(entry, dict) else None
+        if isinstance(report, dict) and isinstance(report.get("nodeid"), str):
+            phases.setdefault(report["nodeid"], {})[report.get("when")] = report
+    finished = {nodeid: p for nodeid, p in phases.items() if "teardown" in p}
+    return Resumed(path, entries[0].get("facts") or {}, finished)
+
+
+def resumed_run(config) -> Resumed | None:
+    """The run --resume continues (None without --resume, or when no stream is left)."""
+    path = stream_path(config)
+    if not config.option.resume or hasattr(config, "workerinput"):
+        return None
+    if path is None:
+        raise ResumeError("--resume needs the results stream of the run to continue: "
+                          "--json-report-file or --results-stream")
+    if not os.path.exists(path):
+        return None
+    return load_resumed(path)
 
 
 def configure(config, state) -> None:
     if hasattr(config, "workerinput"):
         return  # xdist workers send their reports to the controller, which writes
-    json_path = getattr(config.option, "json_report_file", None) if getattr(
-        config.option, "json_report", False) else None
-    path = config.option.results_stream or (ct.stream_path_for(json_path) if json_path else None)
-    config.pluginmanager.register(ResultsStream(config, state, path, json_path), "etsuite-stream")
+    config.pluginmanager.register(
+        ResultsStream(config, state, stream_path(config), _json_path(config)), "etsuite-stream")
+    if state.resumed:
+        config.pluginmanager.register(ResumedOutcome(state.resumed), "etsuite-resumed")
+
+
+class ResumedOutcome:
+    """A resumed run fails if a test it carried over failed; set before the JSON report
+    and the stream record the exit status."""
+
+    def __init__(self, resumed: Resumed):
+        self.resumed = resumed
+        self.outcomes: dict[str, int] = {}
+        for phases in resumed.tests.values():
+            outcome = ct.outcome_of_phases(phases)
+            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        self.failed = bool(self.outcomes.get("failed") or self.outcomes.get("error"))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        if self.failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.outcomes.items()))
+        terminalreporter.write_line(
+            f"etsuite: and {len(self.resumed.tests)} tests carried over from the killed run "
+            f"({counts}), in the report as they were")
 
 
 def _fail_unwritable(path: str, error: OSError):
@@ -77,6 +174,12 @@ class ResultsStream:
                 _fail_unwritable(path, error)
             self._write({ct.STREAM_HEADER: ct.SCHEMA_VERSION, "facts": state.facts(),
                          "started": self.started, "args": list(config.invocation_params.args)})
+        # A resumed run's stream starts with what the killed run finished, so that it can
+        # be resumed again, and its report holds every test.
+        for phases in (state.resumed.tests.values() if state.resumed else ()):
+            for when in ("setup", "call", "teardown"):
+                if when in phases:
+                    self._write({ct.STREAM_REPORT: phases[when]})
 
     @staticmethod
     def _prepare_json_path(json_path: str) -> None:
@@ -131,10 +234,12 @@ class ResultsStream:
             records = self.records.get(test.get("nodeid"))
             if records:
                 test.setdefault("metadata", {})["subtests"] = records
+        if self.state.resumed:
+            _add_resumed_tests(json_report, self.state.resumed)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        self._write({ct.STREAM_FINISHED: int(exitstatus)})
+        self._write({ct.STREAM_FINISHED: int(session.exitstatus)})
 
     def pytest_unconfigure(self, config):
         if self.file is None:
@@ -145,3 +250,26 @@ class ResultsStream:
             os.path.getmtime(self.json_path) >= self.started - 1
         if report_written and self.path != self.json_path:
             os.remove(self.path)
+
+
+def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
+    """The carried-over tests in pytest-json-report's form (they were deselected here)."""
+    summary = json_report.setdefault("summary", {})
+    for nodeid, phases in resumed.tests.items():
+        test = {"nodeid": nodeid, "outcome": ct.outcome_of_phases(phases)}
+        for when, phase in phases.items():
+            test[when] = {"outcome": phase.get("outcome"), "duration": phase.get("duration")}
+            if phase.get("longrepr"):
+                test[when]["longrepr"] = phase["longrepr"]
+            if phase.get("wasxfail") is not None:
+                test[when]["wasxfail"] = phase["wasxfail"]
+        records = max((phases[w].get("records") or [] for w in phases), key=len)
+        if records:
+            test["metadata"] = {"subtests": records}
+        json_report.setdefault("tests", []).append(test)
+        summary[test["outcome"]] = summary.get(test["outcome"], 0) + 1
+        summary["total"] = summary.get("total", 0) + 1
+    if summary.get("deselected"):
+        summary["deselected"] = max(0, summary["deselected"] - len(resumed.tests)) or None
+        if summary["deselected"] is None:
+            del summary["deselected"]

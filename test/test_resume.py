@@ -1,0 +1,107 @@
+"""--resume continues a killed run: the tests its results stream holds as finished are not
+run again, they go into the new report unchanged, with the killed run's seed, and the
+exit status counts them. Real sessions (portable flow) killed for real."""
+
+import json
+
+import pytest
+from conftest import run_forked
+
+from etsuite.tools import reports
+
+CASES = """
+import os
+import pathlib
+import signal
+
+import torch
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+def test_a(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(3), torch.randn(3)))
+
+
+def test_b_fails(test_runner):
+    assert False, "fails on purpose"
+
+
+def test_c_kills_the_first_session(test_runner):
+    if not pathlib.Path("second_session").exists():
+        os.kill(os.getppid(), signal.SIGKILL)  # the pytest process: the session dies here
+
+
+def test_d(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(4), torch.randn(4)))
+"""
+
+STREAM = "reports/run.partial.jsonl"
+ARGS = ("--flow", "portable", "-p", "no:cacheprovider", "--json-report",
+        "--json-report-file=reports/run.json")
+
+
+def stream_reports(path) -> dict:
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {e["report"]["nodeid"].split("::")[1]: e["report"]
+            for e in entries if "report" in e and e["report"]["when"] == "call"}
+
+
+@pytest.fixture
+def killed_run(pytester):
+    pytester.makepyfile(test_cases=CASES)
+    first = run_forked(pytester, *ARGS, "-p", "no:xdist")
+    assert first.ret == -9, first.stdout.str()  # SIGKILL
+    assert not (pytester.path / "reports/run.json").exists()
+    before = stream_reports(pytester.path / STREAM)
+    assert set(before) == {"test_a[portable]", "test_b_fails[portable]"}
+    (pytester.path / "second_session").write_text("")
+    return pytester, before
+
+
+@pytest.mark.parametrize("mode", [["-p", "no:xdist"], ["-n", "2"]], ids=["no_xdist", "xdist"])
+def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
+    pytester, before = killed_run
+    header = json.loads((pytester.path / STREAM).read_text().splitlines()[0])
+    resumed = run_forked(pytester, *ARGS, "--resume", *mode)
+    out = resumed.stdout.str()
+    assert "etsuite: resuming reports/run.partial.jsonl: 2 tests finished before" in out
+    assert f"seed {header['facts']['seed']} " in out  # the killed run's seed, not a new one
+    assert resumed.ret == 1  # test_b_fails, carried over, still fails the run
+
+    report = json.loads((pytester.path / "reports/run.json").read_text())
+    tests = {t["nodeid"].split("::")[1]: t for t in report["tests"]}
+    assert {name: t["outcome"] for name, t in tests.items()} == {
+        "test_a[portable]": "passed", "test_b_fails[portable]": "failed",
+        "test_c_kills_the_first_session[portable]": "passed", "test_d[portable]": "passed"}
+    # The carried tests are the killed run's, record for record; only c and d ran now.
+    assert tests["test_a[portable]"]["metadata"]["subtests"] == before["test_a[portable]"]["records"]
+    assert "fails on purpose" in tests["test_b_fails[portable]"]["call"]["longrepr"]
+    assert report["etsuite"]["seed"] == header["facts"]["seed"]
+    assert report["summary"]["total"] == 4 and "deselected" not in report["summary"]
+    assert "etsuite: and 2 tests carried over from the killed run (1 failed, 1 passed)" in out
+    assert out.strip().splitlines()[-1].lstrip("= ").startswith("2 passed")  # only c and d ran
+    assert not (pytester.path / STREAM).exists()  # finished: the stream goes as usual
+    merged = reports.load_all([str(pytester.path / "reports/run.json")])  # the summary reads it
+    assert {r.nodeid.split("::")[1]: r.status.value for r in merged.results} == {
+        "test_a[portable]": "pass", "test_b_fails[portable]": "fail_test",
+        "test_c_kills_the_first_session[portable]": "pass", "test_d[portable]": "pass"}
+
+
+def test_resume_refuses_another_selection_and_starts_afresh_without_a_stream(killed_run):
+    pytester, _ = killed_run
+    other = run_forked(pytester, "--flow", "xnnpack", *ARGS[1:], "--resume")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    assert "is a run of portable, not of xnnpack" in other.stderr.str()
+    other_seed = run_forked(pytester, *ARGS, "--resume", "--seed", "1")
+    assert other_seed.ret == pytest.ExitCode.USAGE_ERROR and "resume with its seed" in \
+        other_seed.stderr.str()
+
+    (pytester.path / STREAM).unlink()
+    fresh = run_forked(pytester, *ARGS, "--resume", "-p", "no:xdist")
+    assert "no results stream left to continue; running all" in fresh.stdout.str()
+    report = json.loads((pytester.path / "reports/run.json").read_text())
+    assert len(report["tests"]) == 4
