@@ -40,6 +40,7 @@ help: ## list the targets
 	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
 	@echo "make update-expectations BACKEND=<name>"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
+	@echo "                          (or, from a killed run, the finished tests of reports/<name>.partial.jsonl)"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
 	@echo "make clean                remove reports/, .tox/ and .tools/"

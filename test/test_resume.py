@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import run_forked
 
+from etsuite.backends.harness import expectations as ex
 from etsuite.tools import reports
 
 CASES = """
@@ -105,3 +106,13 @@ def test_resume_refuses_another_selection_and_starts_afresh_without_a_stream(kil
     assert "no results stream left to continue; running all" in fresh.stdout.str()
     report = json.loads((pytester.path / "reports/run.json").read_text())
     assert len(report["tests"]) == 4
+
+
+def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run):
+    pytester, before = killed_run
+    tests = dict(ex._tests_in(pytester.path / STREAM))
+    # test_c was running when the session died: not finished, not observed.
+    assert set(tests) == {"test_cases.py::test_a[portable]", "test_cases.py::test_b_fails[portable]"}
+    assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
+    seen = ex.observe([pytester.path / STREAM], "portable")
+    assert seen == {("test_cases.py::test_a", "portable"): ex.Observed(None)}

@@ -33,7 +33,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import (CAUSE_SEPARATOR, FAILING, PASSING, Status,
+from etsuite.backends.harness.contract import (CAUSE_SEPARATOR, FAILING, PASSING,
+                                              STREAM_REPORT, STREAM_SUFFIX, Status,
                                               SubtestRecord, case_id)
 from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
 
@@ -251,18 +252,38 @@ class Observed:
     xfail: bool = False
 
 
+def _tests_in(path: Path) -> list[tuple[str, list[dict]]]:
+    """(node id, record dicts) of each test a JSON report holds, or each test a results
+    stream (a killed or running session's `.partial.jsonl`) holds as finished."""
+    text = path.read_text(encoding="utf-8")
+    if not path.name.endswith(STREAM_SUFFIX):
+        return [(test["nodeid"], (test.get("metadata") or {}).get("subtests", []))
+                for test in json.loads(text).get("tests", [])]
+    phases: dict[str, dict] = {}
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            report = json.loads(line).get(STREAM_REPORT)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break  # a killed writer's last line
+            raise ValueError(f"{path}: line {number} is not valid JSON") from None
+        if isinstance(report, dict):
+            phases.setdefault(report["nodeid"], {})[report.get("when")] = report
+    return [(nodeid, max((p.get("records") or [] for p in by_when.values()), key=len))
+            for nodeid, by_when in phases.items() if "teardown" in by_when]
+
+
 def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Observed]:
     seen: dict[tuple[str, str], Observed] = {}
     for path in report_paths:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for test in data.get("tests", []):
-            records = [SubtestRecord.from_dict(r)
-                       for r in (test.get("metadata") or {}).get("subtests", [])]
+        for nodeid, subtests in _tests_in(path):
+            records = [SubtestRecord.from_dict(r) for r in subtests]
             records = [r for r in records if r.backend == backend and r.flow]
             if not records:
                 continue
             flow = records[0].flow
-            key = (case_id(test["nodeid"], flow), flow)
+            key = (case_id(nodeid, flow), flow)
             failing = [r for r in records if r.status in FAILING and r.status is not Status.XPASS]
             if any(r.status is Status.XFAIL for r in records):
                 seen[key] = Observed(None, xfail=True)

@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from etsuite.backends.harness.contract import stream_path_for
 from etsuite.backends.harness.expectations import (
     FILE_NAME, Expectations, ExpectationsError, dump, load_backend, observe, updated,
 )
@@ -25,16 +26,29 @@ def declared_elsewhere(backend: str, path: Path) -> Expectations:
     return Expectations(tuple(sorted(entries, key=lambda e: e.source)))
 
 
+def _default_report(backend: str) -> Path:
+    """reports/<backend>.json, else the stream a killed run left (its finished tests)."""
+    report = Path("reports") / f"{backend}.json"
+    stream = Path(stream_path_for(str(report)))
+    if not report.is_file() and stream.is_file():
+        sys.stderr.write(f"update-expectations: no {report}; reading the finished tests of "
+                         f"the killed run's {stream}\n")
+        return stream
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m etsuite.backends.harness.update_expectations",
         description="Rewrite a backend's expectations.toml from its last reports.")
     parser.add_argument("--backend", required=True)
-    parser.add_argument("reports", nargs="*", help="JSON reports (default: reports/<backend>.json)")
+    parser.add_argument("reports", nargs="*",
+                        help="JSON reports or results streams (*.partial.jsonl, the finished "
+                             "tests of a killed run); default: reports/<backend>.json")
     args = parser.parse_args(argv)
     if args.backend not in backend_folders():
         parser.error(f"unknown backend {args.backend!r}; known backends: {', '.join(backend_folders())}")
-    paths = [Path(p) for p in args.reports] or [Path("reports") / f"{args.backend}.json"]
+    paths = [Path(p) for p in args.reports] or [_default_report(args.backend)]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         parser.error(f"no report {', '.join(missing)}: run `make test-{args.backend}` first")
