@@ -269,7 +269,6 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
         json_report.setdefault("tests", []).append(test)
         summary[test["outcome"]] = summary.get(test["outcome"], 0) + 1
         summary["total"] = summary.get("total", 0) + 1
-    if summary.get("deselected"):
-        summary["deselected"] = max(0, summary["deselected"] - len(resumed.tests)) or None
-        if summary["deselected"] is None:
-            del summary["deselected"]
+    deselected = summary.pop("deselected", 0) - len(resumed.tests)  # they were not run here
+    if deselected > 0:
+        summary["deselected"] = deselected
