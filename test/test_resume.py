@@ -27,6 +27,11 @@ def test_a(test_runner):
     test_runner.lower_and_run_model(Add(), (torch.randn(3), torch.randn(3)))
 
 
+def test_a2_crashes_in_the_first_session(test_runner):
+    if not pathlib.Path("second_session").exists():
+        os.abort()  # a crash ends the test, not the session: it is not run again
+
+
 def test_b_fails(test_runner):
     assert False, "fails on purpose"
 
@@ -58,7 +63,8 @@ def killed_run(pytester):
     assert first.ret == -9, first.stdout.str()  # SIGKILL
     assert not (pytester.path / "reports/run.json").exists()
     before = stream_reports(pytester.path / STREAM)
-    assert set(before) == {"test_a[portable]", "test_b_fails[portable]"}
+    assert set(before) == {"test_a[portable]", "test_a2_crashes_in_the_first_session[portable]",
+                           "test_b_fails[portable]"}
     (pytester.path / "second_session").write_text("")
     return pytester, before
 
@@ -69,7 +75,7 @@ def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
     header = json.loads((pytester.path / STREAM).read_text().splitlines()[0])
     resumed = run_forked(pytester, *ARGS, "--resume", *mode)
     out = resumed.stdout.str()
-    assert "etsuite: resuming reports/run.partial.jsonl: 2 tests finished before" in out
+    assert "etsuite: resuming reports/run.partial.jsonl: 3 tests finished before" in out
     assert f"seed {header['facts']['seed']} " in out  # the killed run's seed, not a new one
     assert resumed.ret == 1  # test_b_fails, carried over, still fails the run
 
@@ -77,18 +83,20 @@ def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
     tests = {t["nodeid"].split("::")[1]: t for t in report["tests"]}
     assert {name: t["outcome"] for name, t in tests.items()} == {
         "test_a[portable]": "passed", "test_b_fails[portable]": "failed",
+        "test_a2_crashes_in_the_first_session[portable]": "failed",  # carried, not rerun
         "test_c_kills_the_first_session[portable]": "passed", "test_d[portable]": "passed"}
     # The carried tests are the killed run's, record for record; only c and d ran now.
     assert tests["test_a[portable]"]["metadata"]["subtests"] == before["test_a[portable]"]["records"]
     assert "fails on purpose" in tests["test_b_fails[portable]"]["call"]["longrepr"]
     assert report["etsuite"]["seed"] == header["facts"]["seed"]
-    assert report["summary"]["total"] == 4 and "deselected" not in report["summary"]
-    assert "etsuite: and 2 tests carried over from the killed run (1 failed, 1 passed)" in out
+    assert report["summary"]["total"] == 5 and "deselected" not in report["summary"]
+    assert "etsuite: and 3 tests carried over from the killed run (2 failed, 1 passed)" in out
     assert out.strip().splitlines()[-1].lstrip("= ").startswith("2 passed")  # only c and d ran
     assert not (pytester.path / STREAM).exists()  # finished: the stream goes as usual
     merged = reports.load_all([str(pytester.path / "reports/run.json")])  # the summary reads it
     assert {r.nodeid.split("::")[1]: r.status.value for r in merged.results} == {
         "test_a[portable]": "pass", "test_b_fails[portable]": "fail_test",
+        "test_a2_crashes_in_the_first_session[portable]": "fail_crash",
         "test_c_kills_the_first_session[portable]": "pass", "test_d[portable]": "pass"}
 
 
@@ -105,14 +113,18 @@ def test_resume_refuses_another_selection_and_starts_afresh_without_a_stream(kil
     fresh = run_forked(pytester, *ARGS, "--resume", "-p", "no:xdist")
     assert "no results stream left to continue; running all" in fresh.stdout.str()
     report = json.loads((pytester.path / "reports/run.json").read_text())
-    assert len(report["tests"]) == 4
+    assert len(report["tests"]) == 5
 
 
 def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run):
     pytester, before = killed_run
     tests = dict(ex._tests_in(pytester.path / STREAM))
-    # test_c was running when the session died: not finished, not observed.
-    assert set(tests) == {"test_cases.py::test_a[portable]", "test_cases.py::test_b_fails[portable]"}
+    # test_c was running when the session died: not finished, not observed; the crash of
+    # test_a2 ended that test only, so it counts.
+    assert set(tests) == {f"test_cases.py::{name}" for name in before}
     assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
     seen = ex.observe([pytester.path / STREAM], "portable")
-    assert seen == {("test_cases.py::test_a", "portable"): ex.Observed(None)}
+    assert seen[("test_cases.py::test_a", "portable")] == ex.Observed(None)
+    crash = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")]
+    assert crash.status.value == "fail_crash" and "SIGABRT" in crash.error
+    assert len(seen) == 2  # test_b's failure is the test's own, outside any subtest

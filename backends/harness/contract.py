@@ -303,6 +303,13 @@ def outcome_of_phases(phases: dict) -> str:
     return outcome
 
 
+def test_ended(phases: dict) -> bool:
+    """Whether a test's phase reports ({when: report}) show it ended: pytest reported its
+    teardown, or the isolation reported its lost child (a crash or a timeout: one call
+    report, no setup). A test that was running when the session died has neither."""
+    return "teardown" in phases or ("call" in phases and "setup" not in phases)
+
+
 def stream_path_for(json_report_path: str) -> str:
     base = json_report_path[:-len(REPORT_SUFFIX)] if json_report_path.endswith(REPORT_SUFFIX) \
         else json_report_path

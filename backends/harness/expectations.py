@@ -35,7 +35,7 @@ from pathlib import Path
 
 from etsuite.backends.harness.contract import (CAUSE_SEPARATOR, FAILING, PASSING,
                                               STREAM_REPORT, STREAM_SUFFIX, Status,
-                                              SubtestRecord, case_id)
+                                              SubtestRecord, case_id, test_ended)
 from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
@@ -271,7 +271,7 @@ def _tests_in(path: Path) -> list[tuple[str, list[dict]]]:
         if isinstance(report, dict):
             phases.setdefault(report["nodeid"], {})[report.get("when")] = report
     return [(nodeid, max((p.get("records") or [] for p in by_when.values()), key=len))
-            for nodeid, by_when in phases.items() if "teardown" in by_when]
+            for nodeid, by_when in phases.items() if test_ended(by_when)]
 
 
 def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Observed]:

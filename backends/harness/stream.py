@@ -66,7 +66,7 @@ class ResumeError(ValueError):
 @dataclass
 class Resumed:
     """What a killed run left in its results stream: its facts and, for each test that
-    ended (its teardown was reported), its phase reports as the stream holds them."""
+    ended, its phase reports as the stream holds them."""
 
     path: str
     facts: dict
@@ -78,8 +78,8 @@ class Resumed:
 
 
 def load_resumed(path: str) -> Resumed:
-    """Read a killed run's stream. A test that was running when it died has no teardown
-    report: it is not finished and runs again."""
+    """Read a killed run's stream. A test that was running when it died has not ended
+    (`contract.test_ended`): it runs again."""
     try:
         with open(path, encoding="utf-8") as stream_file:
             lines = stream_file.read().splitlines()
@@ -100,7 +100,7 @@ def load_resumed(path: str) -> Resumed:
         report = entry.get(ct.STREAM_REPORT) if isinstance(entry, dict) else None
         if isinstance(report, dict) and isinstance(report.get("nodeid"), str):
             phases.setdefault(report["nodeid"], {})[report.get("when")] = report
-    finished = {nodeid: p for nodeid, p in phases.items() if "teardown" in p}
+    finished = {nodeid: p for nodeid, p in phases.items() if ct.test_ended(p)}
     return Resumed(path, entries[0].get("facts") or {}, finished)
 
 
