@@ -185,3 +185,22 @@ def test_a_wrapped_failure_names_its_cause():
     wrapper, cause = result["error"].split("\ncaused by: ")
     assert "An error occurred when running the 'ChannelsLastTaggedReshapePass' pass" in wrapper
     assert cause.startswith("AssertionError: ") and "NHWC" in cause
+
+
+def test_a_long_wrapper_leaves_room_for_a_long_cause():
+    """A pass manager's message lists every pass run before; the root cause (often a long
+    graph dump) must still get its head into the trimmed record."""
+    from etsuite.backends.harness.contract import ERROR_LIMIT
+    from etsuite.backends.harness.pipeline import _error_text
+
+    try:
+        try:
+            raise ValueError("the real cause\n" + "graph line\n" * 500)
+        except ValueError as cause:
+            raise Exception("An error occurred when running the 'P' pass after the following "
+                            "passes: " + str(["_Adapter"] * 500)) from cause
+    except Exception as error:  # noqa: BLE001
+        text = _error_text(error)
+    assert len(text) <= ERROR_LIMIT + 20
+    assert text.startswith("Exception: An error occurred when running the 'P' pass")
+    assert "\ncaused by: ValueError: the real cause\n" in text

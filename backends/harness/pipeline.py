@@ -17,7 +17,9 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.contract import CAUSE_SEPARATOR, STAGE_FAILURE, Status, trim_error
+from etsuite.backends.harness.contract import (
+    CAUSE_SEPARATOR, ERROR_LIMIT, STAGE_FAILURE, Status, trim_error,
+)
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram
@@ -69,7 +71,14 @@ def _error_text(error: BaseException) -> str:
         seen.add(id(error))
         parts.append("".join(traceback.format_exception_only(type(error), error)).strip())
         error = error.__cause__
-    return trim_error(CAUSE_SEPARATOR.join(parts))
+    # Each wrapper keeps a short head (a pass manager's lists every pass run before);
+    # the root cause gets the rest of the record's budget.
+    wrappers = [trim_error(part, WRAPPER_LIMIT) for part in parts[:-1]]
+    budget = ERROR_LIMIT - sum(len(w) + len(CAUSE_SEPARATOR) for w in wrappers)
+    return trim_error(CAUSE_SEPARATOR.join([*wrappers, trim_error(parts[-1], budget)]))
+
+
+WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
 
 
 def count_delegation(exported_program) -> tuple[dict, dict]:
