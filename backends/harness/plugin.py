@@ -213,11 +213,13 @@ def pytest_configure(config):
 
 
 def _warm_up(config, state: "SessionState") -> None:
-    """Lower once in the parent so that forked tests start warm. A run of one test (a
-    repro command) would pay that lowering and its own, so it goes straight to the test."""
+    """Lower once in the parent so that forked tests start warm. A process that runs one
+    test (a repro command; under xdist, no more tests than workers) would pay that
+    lowering and its own, so it goes straight to the test."""
     from etsuite.backends.harness.pipeline import warm_up
 
-    if state.tests_in_run == 1:
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if state.tests_in_run is not None and state.tests_in_run <= workers:
         return
     problems = warm_up(state.flows_in_run if state.flows_in_run is not None else state.selected)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
