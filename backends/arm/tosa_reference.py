@@ -163,11 +163,12 @@ class _Delegate:
     tosa: bytes
     input_fakes: list
     output_fakes: list
+    consumed: tuple  # positions, among the delegate's inputs, of those its graph reads
 
     def __call__(self, inputs: list) -> tuple:
         import tosa_reference_model as reference_model
 
-        arrays = [_to_numpy(t, fake) for t, fake in zip(inputs, self.input_fakes)]
+        arrays = [_to_numpy(inputs[i], fake) for i, fake in zip(self.consumed, self.input_fakes)]
         outputs, status = reference_model.run(
             self.tosa, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True)
         if status != reference_model.GraphStatus.TOSA_VALID:
@@ -182,11 +183,32 @@ def _prepare_delegate(lowered) -> _Delegate:
     original = lowered.original_module
     by_name = {n.name: n for n in original.graph.find_nodes(op="placeholder")}
     user_inputs = [name for name in original.graph_signature.user_inputs if isinstance(name, str)]
-    input_fakes = [_fake(by_name[name]) for name in user_inputs]
+    tosa = bytes(lowered.processed_bytes)
+    # The TOSA graph leaves out inputs it does not read (ones_like(x) reads only x's
+    # shape, which is static): give the reference model the ones its graph names.
+    consumed = _tosa_input_names(tosa)
+    if consumed is None or not set(consumed) <= set(user_inputs):
+        consumed = user_inputs
+    input_fakes = [_fake(by_name[name]) for name in consumed]
     output_args = original.graph.output_node().args[0]
     user_output_count = len(original.graph_signature.user_outputs)
     output_fakes = [_fake(n) for n in list(output_args)[:user_output_count]]
-    return _Delegate(bytes(lowered.processed_bytes), input_fakes, output_fakes)
+    return _Delegate(tosa, input_fakes, output_fakes,
+                     tuple(user_inputs.index(name) for name in consumed))
+
+
+def _tosa_input_names(tosa: bytes) -> list[str] | None:
+    """The input tensor names of the TOSA graph's main block (None if unreadable)."""
+    try:
+        from tosa.TosaGraph import TosaGraph
+
+        graph = TosaGraph.GetRootAsTosaGraph(tosa, 0)
+        regions = [graph.Regions(i) for i in range(graph.RegionsLength())]
+        main = next((r for r in regions if r.Name() == b"main"), regions[0] if regions else None)
+        block = main.Blocks(0)
+        return [block.Inputs(i).decode() for i in range(block.InputsLength())]
+    except Exception:  # noqa: BLE001 - an unreadable graph keeps every input, as before
+        return None
 
 
 @dataclass

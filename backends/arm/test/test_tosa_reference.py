@@ -39,6 +39,13 @@ class SortInTheMiddle(torch.nn.Module):
         return torch.sort(torch.relu(x), dim=-1).values * 2
 
 
+class ShapeOnlyInput(torch.nn.Module):
+    """ones_like(x) reads only x's static shape: the TOSA graph has no input for x."""
+
+    def forward(self, x, y):
+        return torch.ones_like(x) + y
+
+
 def assert_ran_on_reference_model(record):
     assert record.status == "pass", record.error
     assert record.runtime == "tosa-reference-model"
@@ -59,6 +66,11 @@ def test_mlp_on_reference_model(test_runner):
 def test_two_outputs_in_order(test_runner):
     inputs = (torch.randn(1, 2, 4, 5), torch.randn(1, 2, 4, 5))
     assert_ran_on_reference_model(test_runner.lower_and_run_model(TwoOutputs(), inputs))
+
+
+def test_an_input_the_tosa_graph_does_not_read(test_runner):
+    inputs = (torch.randn(3, 4), torch.randn(3, 4))
+    assert_ran_on_reference_model(test_runner.lower_and_run_model(ShapeOnlyInput(), inputs))
 
 
 def test_partly_delegated_is_not_run(test_runner):
