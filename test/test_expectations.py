@@ -9,7 +9,7 @@ import pytest
 from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
-from etsuite.backends.harness.contract import Status, case_id
+from etsuite.backends.harness.contract import Status, case_id, error_headline
 from etsuite.backends.harness.registry import builtin_flows
 
 EXPECTATIONS = """\
@@ -262,9 +262,9 @@ def test_update_command_refuses_bad_input(tmp_path):
     assert missing.value.code == 2
 
 
-def test_a_new_entry_names_the_root_cause_of_a_chained_error():
+def test_the_headline_of_a_chained_error_is_its_root_cause():
     chained = ("Exception: An error occurred when running the 'P' pass\n"
                "caused by: AssertionError: Attempting to convert non-NHWC compatible node\nmore")
-    assert ex._headline(chained) == "AssertionError: Attempting to convert non-NHWC compatible node"
-    assert ex._headline("RuntimeError: plain\nsecond line") == "RuntimeError: plain"
-    assert ex._headline("") == ""
+    assert error_headline(chained) == "AssertionError: Attempting to convert non-NHWC compatible node"
+    assert error_headline("RuntimeError: plain\nsecond line") == "RuntimeError: plain"
+    assert error_headline("") == ""

@@ -96,6 +96,13 @@ ERROR_LIMIT = 1200
 CAUSE_SEPARATOR = "\ncaused by: "
 
 
+def error_headline(error: str) -> str:
+    """One line for a record's error: the root cause of a chained error (its last
+    "caused by:" part), else the error's first line."""
+    root = error.rsplit(CAUSE_SEPARATOR, 1)[-1].strip()
+    return root.splitlines()[0] if root else ""
+
+
 def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
     """Keep the head and the tail of long errors: the tail usually names the cause."""
     text = text.strip()

@@ -33,9 +33,9 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import (CAUSE_SEPARATOR, FAILING, PASSING,
-                                              STREAM_REPORT, STREAM_SUFFIX, Status,
-                                              SubtestRecord, case_id, test_ended)
+from etsuite.backends.harness.contract import (FAILING, PASSING, STREAM_REPORT,
+                                              STREAM_SUFFIX, Status, SubtestRecord, case_id,
+                                              error_headline, test_ended)
 from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
@@ -289,17 +289,10 @@ def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Obs
                 seen[key] = Observed(None, xfail=True)
             elif failing:
                 first = failing[0]
-                seen[key] = Observed(first.status, _headline(first.error or ""))
+                seen[key] = Observed(first.status, error_headline(first.error or ""))
             elif any(r.status in PASSING or r.status is Status.XPASS for r in records):
                 seen[key] = Observed(None)
     return seen
-
-
-def _headline(error: str) -> str:
-    """One line for a new entry's reason: the root cause of a chained error (the record's
-    last "caused by:" part), else the error's first line."""
-    root = error.rsplit(CAUSE_SEPARATOR, 1)[-1].strip()
-    return root.splitlines()[0] if root else ""
 
 
 def updated(current: Expectations, seen: dict[tuple[str, str], Observed],

@@ -18,8 +18,8 @@ import pytest
 
 from etsuite.backends.harness import artifacts, hookspecs, isolation, sharding, stream
 from etsuite.backends.harness.contract import (
-    DURATIONS_FILE, FAILING, PASSING, Status, SubtestRecord, case_id, param_ids, run_facts,
-    session_facts, test_case_id,
+    DURATIONS_FILE, FAILING, PASSING, Status, SubtestRecord, case_id, error_headline, param_ids,
+    run_facts, session_facts, test_case_id,
 )
 from etsuite.backends.harness.expectations import judge
 from etsuite.backends.harness.registry import (
@@ -584,7 +584,7 @@ def pytest_pyfunc_call(pyfuncitem):
             lines.append(verdict.failure)
         if failing:
             first = failing[0]
-            first_error = first.error.splitlines()[0] if first.error else ""
+            first_error = error_headline(first.error or "")
             lines.append(f"{len(failing)} of {len(runner.records)} subtests failed; "
                          f"subtest {first.subtest}: {first.status}: {first_error}")
         for r in failing:
