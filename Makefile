@@ -61,7 +61,8 @@ test-%: $(TOX)
 	@mkdir -p reports
 	$(TOX) -e $* -- $(if $(SUITE),$(call suite_paths,$*)) $(if $(SHARD),--shard $(SHARD)) \
 	  $(if $(SUITE)$(SHARD),--json-report-file=reports/$(call report_name,$*).json) $(ARGS); status=$$?; \
-	$(TOX) -e summary -- $(or $(wildcard reports/$(call report_name,$*).json reports/$(call report_name,$*).partial.jsonl),reports/$(call report_name,$*).json) --output reports/$(call report_name,$*).md; \
+	report=reports/$(call report_name,$*).json; [ -f $$report ] || report=reports/$(call report_name,$*).partial.jsonl; \
+	$(TOX) -e summary -- $$report --output reports/$(call report_name,$*).md; \
 	exit $$status
 
 # Every backend, one after the other; a backend that cannot run here still writes its
