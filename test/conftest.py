@@ -1,6 +1,7 @@
 """Helpers for the project's own tests: run the suite's plugin in a fresh pytest process
 on small generated test files and read back the real pytest-json-report output."""
 
+import functools
 import json
 import os
 import signal
@@ -107,15 +108,10 @@ class SuiteRun:
         return matches[0]
 
 
-_WARM = []
-
-
+@functools.cache
 def _warm_this_process() -> None:
     """Import torch and executorch and lower once (the harness's warm-up, with the
     portable and XNNPACK flows) in this test process, so every forked session starts warm."""
-    if _WARM:
-        return
-    _WARM.append(True)
     from etsuite.backends.harness import speedups
     from etsuite.backends.harness.pipeline import warm_up
     from etsuite.backends.portable.flows import PORTABLE

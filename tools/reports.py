@@ -328,17 +328,10 @@ def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
 # ---------------------------------------------------------------- results streams
 
 def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
-    lines = text.splitlines()
-    entries = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            if number == len(lines):
-                break  # a killed writer's last line
-            raise BadInput(path, f"line {number} is not valid JSON: {error.msg}")
+    try:
+        entries = ct.stream_entries(text)
+    except ValueError as error:
+        raise BadInput(path, str(error))
     header = entries[0] if entries else None
     if not isinstance(header, dict) or ct.STREAM_HEADER not in header:
         raise BadInput(path, "not a results stream (no 'etsuite_stream' first line)")
@@ -371,8 +364,7 @@ def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestR
         if category not in st.OUTCOMES:
             raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
     outcome = ct.outcome_of_phases(phases)
-    candidates = [phases[w].get("records") or [] for w in ("call", "setup", "teardown") if w in phases]
-    records = _checked_records(path, nodeid, max(candidates, key=len) if candidates else [])
+    records = _checked_records(path, nodeid, ct.records_of_phases(phases))
     duration = sum(p.get("duration") or 0.0 for p in phases.values())
     setup_ran = phases.get("setup", {}).get("outcome") == "passed"
     if (setup_ran or not phases) and "call" not in phases:

@@ -10,6 +10,7 @@ A status travels as a field of a record (or of a stream line), never as text to 
 from __future__ import annotations
 
 import enum
+import json
 import shlex
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -315,6 +316,37 @@ def test_ended(phases: dict) -> bool:
     teardown, or the isolation reported its lost child (a crash or a timeout: one call
     report, no setup). A test that was running when the session died has neither."""
     return "teardown" in phases or ("call" in phases and "setup" not in phases)
+
+
+def stream_entries(text: str) -> list:
+    """The JSON objects of a results stream's lines. The last line may be cut short (the
+    writer was killed mid-line) and is dropped; any other bad line is a ValueError."""
+    lines, entries = text.splitlines(), []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number == len(lines):
+                break
+            raise ValueError(f"line {number} is not valid JSON: {error.msg}") from None
+    return entries
+
+
+def ended_tests(entries: list) -> dict[str, dict]:
+    """{node id: {when: report}} of the tests a stream shows ended (`test_ended`)."""
+    phases: dict[str, dict] = {}
+    for entry in entries:
+        report = entry.get(STREAM_REPORT) if isinstance(entry, dict) else None
+        if isinstance(report, dict) and isinstance(report.get("nodeid"), str):
+            phases.setdefault(report["nodeid"], {})[report.get("when")] = report
+    return {nodeid: by_when for nodeid, by_when in phases.items() if test_ended(by_when)}
+
+
+def records_of_phases(phases: dict) -> list:
+    """A test's record dicts: those of the phase report that carries the most."""
+    return max((phase.get("records") or [] for phase in phases.values()), key=len, default=[])
 
 
 def stream_path_for(json_report_path: str) -> str:

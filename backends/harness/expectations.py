@@ -33,9 +33,10 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import (FAILING, PASSING, STREAM_REPORT,
-                                              STREAM_SUFFIX, Status, SubtestRecord, case_id,
-                                              error_headline, test_ended)
+from etsuite.backends.harness.contract import (FAILING, PASSING, STREAM_SUFFIX, Status,
+                                              SubtestRecord, case_id, ended_tests,
+                                              error_headline, records_of_phases,
+                                              stream_entries)
 from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
@@ -259,19 +260,11 @@ def _tests_in(path: Path) -> list[tuple[str, list[dict]]]:
     if not path.name.endswith(STREAM_SUFFIX):
         return [(test["nodeid"], (test.get("metadata") or {}).get("subtests", []))
                 for test in json.loads(text).get("tests", [])]
-    phases: dict[str, dict] = {}
-    lines = text.splitlines()
-    for number, line in enumerate(lines, 1):
-        try:
-            report = json.loads(line).get(STREAM_REPORT)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                break  # a killed writer's last line
-            raise ValueError(f"{path}: line {number} is not valid JSON") from None
-        if isinstance(report, dict):
-            phases.setdefault(report["nodeid"], {})[report.get("when")] = report
-    return [(nodeid, max((p.get("records") or [] for p in by_when.values()), key=len))
-            for nodeid, by_when in phases.items() if test_ended(by_when)]
+    try:
+        ended = ended_tests(stream_entries(text))
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return [(nodeid, records_of_phases(phases)) for nodeid, phases in ended.items()]
 
 
 def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Observed]:

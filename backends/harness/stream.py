@@ -82,25 +82,14 @@ def load_resumed(path: str) -> Resumed:
     (`contract.test_ended`): it runs again."""
     try:
         with open(path, encoding="utf-8") as stream_file:
-            lines = stream_file.read().splitlines()
+            entries = ct.stream_entries(stream_file.read())
     except OSError as error:
         raise ResumeError(f"--resume: cannot read {path}: {error.strerror or error}") from None
-    entries = []
-    for number, line in enumerate(lines, 1):
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number == len(lines):
-                break  # the killed writer's last, partly written line
-            raise ResumeError(f"--resume: {path} line {number} is not valid JSON") from None
+    except ValueError as error:
+        raise ResumeError(f"--resume: {path}: {error}") from None
     if not entries or not isinstance(entries[0], dict) or ct.STREAM_HEADER not in entries[0]:
         raise ResumeError(f"--resume: {path} is not a results stream")
-    phases: dict[str, dict] = {}
-    for entry in entries[1:]:
-        report = entry.get(ct.STREAM_REPORT) if isinstance(entry, dict) else None
-        if isinstance(report, dict) and isinstance(report.get("nodeid"), str):
-            phases.setdefault(report["nodeid"], {})[report.get("when")] = report
-    finished = {nodeid: p for nodeid, p in phases.items() if ct.test_ended(p)}
+    finished = ct.ended_tests(entries[1:])
     return Resumed(path, entries[0].get("facts") or {}, finished)
 
 
@@ -263,7 +252,7 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
                 test[when]["longrepr"] = phase["longrepr"]
             if phase.get("wasxfail") is not None:
                 test[when]["wasxfail"] = phase["wasxfail"]
-        records = max((phases[w].get("records") or [] for w in phases), key=len)
+        records = ct.records_of_phases(phases)
         if records:
             test["metadata"] = {"subtests": records}
         json_report.setdefault("tests", []).append(test)
