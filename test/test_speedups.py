@@ -78,6 +78,42 @@ def test_pattern_graphs_built_once_per_distinct_pattern_and_copied():
     assert len(builds) == 3
 
 
+def _local_class_pattern(binary_op, relu: bool, scale: float = 1.0) -> torch.nn.Module:
+    """A pattern as Core ML's quantizer builds it: a class defined anew on every call."""
+
+    class Pattern(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = scale
+
+        def forward(self, x, y):
+            out = binary_op(x, y) * self.scale
+            return F.relu(out) if relu else out
+
+    return Pattern()
+
+
+def test_pattern_classes_defined_per_call_share_one_graph():
+    builds = []
+
+    def counting_build(pattern, example_inputs, is_cuda=False, **kwargs):
+        builds.append(pattern)
+        return torch.export.export(pattern, example_inputs, strict=True).module()
+
+    build = speedups._memoized_builder(counting_build)
+    inputs = (torch.randn(2, 3), torch.randn(2, 3))
+    first = build(_local_class_pattern(torch.add, relu=True), inputs)
+    again = build(_local_class_pattern(torch.add, relu=True), inputs)
+    assert len(builds) == 1 and first is not again and first.code == again.code
+    # Another closed-over op or flag, or another value of a plain attribute, is another
+    # pattern with another graph.
+    build(_local_class_pattern(torch.mul, relu=True), inputs)
+    build(_local_class_pattern(torch.add, relu=False), inputs)
+    scaled = build(_local_class_pattern(torch.add, relu=True, scale=2.0), inputs)
+    assert len(builds) == 4
+    assert scaled.code != first.code
+
+
 def test_pattern_with_state_of_its_own_is_not_memoised():
     assert speedups.pattern_key(torch.nn.Linear(2, 2), (torch.randn(1, 2),), False, {}) is None
     assert speedups.pattern_key(_conv_bn_pattern(F.conv2d, True), _conv2d_inputs(), False, {}) \

@@ -157,16 +157,32 @@ def _memoized_builder(build):
 
 
 def _function_identity(function) -> tuple:
-    closure = tuple(cell.cell_contents for cell in (function.__closure__ or ()))
+    # A method's `__class__` cell (there for `super()`) is its class, which _class_identity
+    # describes by content instead.
+    closure = tuple(cell.cell_contents for name, cell in
+                    zip(function.__code__.co_freevars, function.__closure__ or ())
+                    if name != "__class__")
     return (function.__code__, closure, function.__defaults__,
             tuple(sorted((function.__kwdefaults__ or {}).items())))
 
 
+def _class_identity(cls) -> tuple:
+    """A pattern class by what it computes, not by the class object: Core ML's quantizer
+    defines its `Pattern(nn.Module)` inside the function that builds it, so every call
+    makes a new class with the same code and closed-over values."""
+    import types
+
+    methods = tuple(sorted((name, _function_identity(value)) for name, value in vars(cls).items()
+                           if isinstance(value, types.FunctionType)))
+    return (cls.__module__, cls.__qualname__, cls.__bases__, methods)
+
+
 def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
-    """What determines a pattern graph: the pattern's forward (and, for a module wrapping
-    a function, that function) with the values they close over, and the example inputs'
-    shapes and dtypes. None, meaning "build it as before", for a pattern with state of its
-    own (parameters, submodules) or anything unhashable."""
+    """What determines a pattern graph: the pattern's methods (and, for a module wrapping
+    a function, that function) with the values they close over, the module's own plain
+    attributes, and the example inputs' shapes and dtypes. None, meaning "build it as
+    before", for a pattern with state of its own (parameters, submodules) or anything
+    unhashable."""
     import torch
 
     try:
@@ -174,7 +190,9 @@ def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
             if any(True for _ in pattern.children()) or any(True for _ in pattern.parameters()) \
                     or any(True for _ in pattern.buffers()):
                 return None
-            identity = (type(pattern), _function_identity(type(pattern).forward))
+            attributes = tuple(sorted((name, value) for name, value in vars(pattern).items()
+                                      if not name.startswith("_") and name != "fn"))
+            identity = (_class_identity(type(pattern)), attributes)
             wrapped = getattr(pattern, "fn", None)
             if wrapped is not None:
                 identity += (_function_identity(wrapped),)
