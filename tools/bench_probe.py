@@ -20,7 +20,29 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _seconds_since_process_start() -> float | None:
+    """How long this process has existed (Linux /proc), None where it cannot be read."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            # Field 22, counted after the command name's closing parenthesis.
+            started_ticks = int(handle.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return uptime - started_ticks / os.sysconf("SC_CLK_TCK")
+
+
 _samples: list[float] = []
+# Seconds from the process's start to its first test: interpreter, imports, collection
+# and (ours) the warm-up, which every xdist worker pays before it can run anything.
+_startup: list[float] = []
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if not _startup:
+        seconds = _seconds_since_process_start()
+        _startup.append(round(seconds, 2) if seconds is not None else -1.0)
 
 
 def pytest_runtest_logfinish(nodeid, location):
@@ -38,6 +60,7 @@ def pytest_unconfigure(config):
         # A test run in a forked child (our isolation) peaks there, not in the worker.
         "peak_rss_mb": round(max(own, children), 1),
         "rss_after_each_test_mb": _samples,
+        "startup_s": _startup[0] if _startup and _startup[0] >= 0 else None,
     }
     with open(os.path.join(folder, f"{os.getpid()}.json"), "w", encoding="utf-8") as handle:
         json.dump(facts, handle)
