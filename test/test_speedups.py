@@ -114,6 +114,25 @@ def test_pattern_classes_defined_per_call_share_one_graph():
     assert scaled.code != first.code
 
 
+def test_convert_pt2e_conv_bn_folding_uses_the_memo_with_tensor_keywords():
+    """convert_pt2e folds conv + batch-norm through qat_utils' own imported builder, with
+    example scales and zero points as keyword tensors: keyed by shape and dtype, so the
+    next conversion finds them (they were 96 fresh exports per int8 batch-norm subtest)."""
+    import torchao.quantization.pt2e.qat_utils as qat_utils
+
+    speedups.memoize_pattern_graphs()
+    assert getattr(qat_utils._get_aten_graph_module_for_pattern, "_etsuite_memoized", False)
+
+    def pattern(x, scale):
+        return x * scale
+
+    inputs = (torch.randn(2, 3),)
+    first = speedups.pattern_key(pattern, inputs, False, {"scale": torch.randn(1)})
+    same_shape = speedups.pattern_key(pattern, (torch.randn(2, 3),), False, {"scale": torch.randn(1)})
+    other_shape = speedups.pattern_key(pattern, inputs, False, {"scale": torch.randn(3)})
+    assert first is not None and first == same_shape and first != other_shape
+
+
 def test_pattern_with_state_of_its_own_is_not_memoised():
     assert speedups.pattern_key(torch.nn.Linear(2, 2), (torch.randn(1, 2),), False, {}) is None
     assert speedups.pattern_key(_conv_bn_pattern(F.conv2d, True), _conv2d_inputs(), False, {}) \
