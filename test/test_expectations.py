@@ -268,3 +268,7 @@ def test_the_headline_of_a_chained_error_is_its_root_cause():
     assert error_headline(chained) == "AssertionError: Attempting to convert non-NHWC compatible node"
     assert error_headline("RuntimeError: plain\nsecond line") == "RuntimeError: plain"
     assert error_headline("") == ""
+    # A message that starts on its own line is what the headline shows.
+    assert error_headline("torch._export.verifier.SpecViolationError: \nOperator aten.hypot is "
+                          "not in Core ATen opset\nThere are a few things to try:") == \
+        "torch._export.verifier.SpecViolationError: Operator aten.hypot is not in Core ATen opset"

@@ -99,9 +99,15 @@ CAUSE_SEPARATOR = "\ncaused by: "
 
 def error_headline(error: str) -> str:
     """One line for a record's error: the root cause of a chained error (its last
-    "caused by:" part), else the error's first line."""
+    "caused by:" part), else the error's first line. An exception whose message starts on
+    a new line ("SpecViolationError: " then the text) gets that text's first line."""
     root = error.rsplit(CAUSE_SEPARATOR, 1)[-1].strip()
-    return root.splitlines()[0] if root else ""
+    lines = [line.strip() for line in root.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
