@@ -133,6 +133,28 @@ def test_convert_pt2e_conv_bn_folding_uses_the_memo_with_tensor_keywords():
     assert first is not None and first == same_shape and first != other_shape
 
 
+def test_vulkan_fusion_pattern_graphs_built_once_and_copied():
+    """Vulkan's registry holds its RoPE graph builders without their lru_cache: once
+    memoised, each lowering gets fresh copies of graphs built once, equal to a new build."""
+    from executorch.backends.vulkan.patterns import fusable_patterns
+
+    speedups.after_backend_imports()
+    entry = fusable_patterns["export_llama_rope"]
+    memoized = entry.get_graphs_fn
+    assert getattr(memoized, "_etsuite_memoized", False)
+    builds = []
+
+    def counting_build():
+        builds.append(1)
+        return memoized.__wrapped__()
+
+    build = speedups._built_once(counting_build)
+    first, again = build(), build()
+    assert len(builds) == 1
+    assert first[0] is not again[0] and first[0].graph is not again[0].graph
+    assert first[0].code == again[0].code == memoized.__wrapped__()[0].code
+
+
 def test_pattern_with_state_of_its_own_is_not_memoised():
     assert speedups.pattern_key(torch.nn.Linear(2, 2), (torch.randn(1, 2),), False, {}) is None
     assert speedups.pattern_key(_conv_bn_pattern(F.conv2d, True), _conv2d_inputs(), False, {}) \

@@ -11,7 +11,8 @@ guessed:
 - PT2E quantizers match the model against pattern graphs that they build with a strict
   `torch.export` of a small pattern function on every `annotate` call: XNNPACK's conv +
   batch-norm patterns (8 exports, 60% of a static int8 subtest), Core ML's ~400 patterns
-  (about 100 s per subtest). A pattern's graph depends only on the pattern's code, the
+  (about 100 s per subtest), and convert_pt2e's conv + batch-norm folding (96 exports for
+  any model holding a batch norm, 20-80 s). A pattern's graph depends only on the pattern's code, the
   values it closes over and the example inputs' shapes, so the first graph is kept and
   each caller gets a deep copy (matchers rewrite the pattern graph in place).
 - around each decomposition, torch.export registers and unregisters Python kernels for
@@ -26,6 +27,9 @@ guessed:
   fake tensors dispatch as Meta, so registering for CPU and Meta (and their autograd
   keys) alone gives the same graphs: 130 -> 33 ms per decomposition here. Not applied
   where CUDA, XPU, MPS or a private-use backend is present.
+- Vulkan's partitioner and fusion pass rebuild the registered RoPE pattern graphs (strict
+  export plus `to_edge`) twice per lowering, since the registry holds the builders without
+  their lru_cache: about 3.5-4.5 s of a 5 s lowering.
 - XNNPACK's partitioner checks on every partitioning whether it was reached through the
   deprecated `to_backend` path by taking `inspect.stack()`, which reads every frame's
   source file and scans sys.modules for each frame's module (60-100 ms per lowering under
@@ -85,6 +89,7 @@ def after_backend_imports() -> None:
     if os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
         return
     memoize_pattern_graphs()
+    _memoize_registered_fusion_graphs()
     _frame_walk_caller_checks()
 
 
@@ -112,6 +117,58 @@ def called_from_to_backend(self=None) -> bool:
             through_to_backend = True
         frame = frame.f_back
     return through_to_backend
+
+
+# Registries of fusion patterns whose entries build their pattern graphs on every call:
+# (module, dict attribute, entry attribute holding a no-argument graph builder).
+FUSION_PATTERN_REGISTRIES = (
+    ("executorch.backends.vulkan.patterns.pattern_registry", "fusable_patterns", "get_graphs_fn"),
+)
+
+
+def _memoize_registered_fusion_graphs() -> None:
+    """Vulkan's partitioner and its fusion pass each ask every registered pattern for its
+    graphs, once per lowering. The RoPE patterns' builders are `lru_cache`d, but the cache
+    is applied after the registering decorator, so the registry holds the uncached
+    builders: two strict exports plus `to_edge` of a rotary embedding, twice per lowering,
+    about 3.5 s of a 5 s Vulkan lowering of a one-op model. The graphs depend on nothing
+    but the builder, so the first build is kept and each call gets deep copies, as the
+    uncached builder would give fresh graphs."""
+    import inspect
+    import sys
+
+    for module_name, registry_name, attribute in FUSION_PATTERN_REGISTRIES:
+        registry = getattr(sys.modules.get(module_name), registry_name, None)
+        if not isinstance(registry, dict):
+            continue
+        for entry in registry.values():
+            build = getattr(entry, attribute, None)
+            if build is None or getattr(build, "_etsuite_memoized", False):
+                continue
+            try:
+                if inspect.signature(build).parameters:
+                    continue  # takes arguments: its graphs may depend on them
+            except (TypeError, ValueError):
+                continue
+            setattr(entry, attribute, _built_once(build))
+            if "fusion-pattern-graph-cache" not in _applied:
+                _applied.append("fusion-pattern-graph-cache")
+
+
+def _built_once(build):
+    """`build()` called once; every call gets a deep copy of its answer."""
+    import copy
+
+    built: list = []
+
+    def memoized():
+        if not built:
+            built.append(build())
+        return copy.deepcopy(built[0])
+
+    memoized._etsuite_memoized = True
+    memoized.__wrapped__ = build
+    return memoized
 
 
 def _frame_walk_caller_checks() -> None:
