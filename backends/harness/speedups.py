@@ -12,9 +12,10 @@ guessed:
   `torch.export` of a small pattern function on every `annotate` call: XNNPACK's conv +
   batch-norm patterns (8 exports, 60% of a static int8 subtest), Core ML's ~400 patterns
   (about 100 s per subtest), and convert_pt2e's conv + batch-norm folding (96 exports for
-  any model holding a batch norm, 20-80 s). A pattern's graph depends only on the pattern's code, the
-  values it closes over and the example inputs' shapes, so the first graph is kept and
-  each caller gets a deep copy (matchers rewrite the pattern graph in place).
+  any model holding a batch norm, 20-80 s). A pattern's graph depends only on the
+  pattern's code, the values it closes over and the example inputs' shapes, so the first
+  graph is kept and each caller gets a deep copy (matchers rewrite the pattern graph in
+  place).
 - around each decomposition, torch.export registers and unregisters Python kernels for
   every preservable CIA op (about 20 `OperatorBase.py_impl` calls for each of ~500 ops,
   twice per `run_decompositions`). Each `py_impl` call builds its inner function's
@@ -72,7 +73,7 @@ def apply() -> list[str]:
 PATTERN_GRAPH_BUILDERS = (
     ("torchao.quantization.pt2e.utils", "_get_aten_graph_module_for_pattern"),
     # convert_pt2e folds conv + batch-norm patterns with its own imported name: 96 exports
-    # per conversion of any model holding a batch norm (40-80 s per int8 subtest).
+    # per conversion of any model holding a batch norm (20-80 s per int8 subtest).
     ("torchao.quantization.pt2e.qat_utils", "_get_aten_graph_module_for_pattern"),
     ("torchao.quantization.pt2e.reference_representation_rewrite",
      "_get_aten_graph_module_for_pattern"),
@@ -234,8 +235,12 @@ def _class_identity(cls) -> tuple:
     makes a new class with the same code and closed-over values."""
     import types
 
-    methods = tuple(sorted((name, _function_identity(value)) for name, value in vars(cls).items()
-                           if isinstance(value, types.FunctionType)))
+    def function_of(value):
+        return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+
+    methods = tuple(sorted((name, _function_identity(function_of(value)))
+                           for name, value in vars(cls).items()
+                           if isinstance(function_of(value), types.FunctionType)))
     return (cls.__module__, cls.__qualname__, cls.__bases__, methods)
 
 
@@ -260,6 +265,7 @@ def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
                 identity += (_function_identity(wrapped),)
         else:
             identity = (_function_identity(pattern),)
+
         def described(value):
             # An example tensor matters to the export by its shape and dtype only.
             return (tuple(value.shape), value.dtype) if isinstance(value, torch.Tensor) else value
