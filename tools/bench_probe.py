@@ -36,13 +36,12 @@ def _seconds_since_process_start() -> float | None:
 _samples: list[float] = []
 # Seconds from the process's start to its first test: interpreter, imports, collection
 # and (ours) the warm-up, which every xdist worker pays before it can run anything.
-_startup: list[float] = []
+_startup: list[float | None] = []
 
 
 def pytest_runtest_logstart(nodeid, location):
     if not _startup:
-        seconds = _seconds_since_process_start()
-        _startup.append(round(seconds, 2) if seconds is not None else -1.0)
+        _startup.append(_seconds_since_process_start())
 
 
 def pytest_runtest_logfinish(nodeid, location):
@@ -60,7 +59,7 @@ def pytest_unconfigure(config):
         # A test run in a forked child (our isolation) peaks there, not in the worker.
         "peak_rss_mb": round(max(own, children), 1),
         "rss_after_each_test_mb": _samples,
-        "startup_s": _startup[0] if _startup and _startup[0] >= 0 else None,
+        "startup_s": _startup[0] if _startup else None,
     }
     with open(os.path.join(folder, f"{os.getpid()}.json"), "w", encoding="utf-8") as handle:
         json.dump(facts, handle)
