@@ -273,3 +273,46 @@ def _original_caller_check():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.XnnpackPartitioner._check_if_called_from_to_backend
+
+
+def _history(record) -> dict:
+    """A NodeSource chain as data, without the graph ids (object ids, new in every run)."""
+    return {"name": record.name, "target": record.target, "pass": record.pass_name,
+            "action": record._get_action_string(),
+            "from": [_history(origin) for origin in record.from_node]}
+
+
+def test_shared_node_provenance_leaves_lowering_and_node_history_unchanged():
+    import copy
+
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+    from torch.fx.traceback import NodeSource
+
+    from etsuite.backends.harness.pipeline import _WarmUpModel  # conv, relu, mean, linear
+
+    torch.manual_seed(0)
+    model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+
+    def lower():
+        program = to_edge_transform_and_lower(torch.export.export(model, inputs),
+                                              partitioner=[XnnpackPartitioner()])
+        graph = program.exported_program().graph_module
+        history = [(node.name, [_history(r) for r in node.meta.get("from_node", [])])
+                   for node in graph.graph.nodes]
+        records = [r for node in graph.graph.nodes for r in node.meta.get("from_node", [])]
+        return graph.code, history, program.to_executorch().buffer, records
+
+    shared = lower()
+    assert "shared-node-provenance" in speedups.apply()
+    record = shared[3][0]
+    assert copy.deepcopy(record) is record
+    assert any(len(h) and h[0]["from"] for _, h in shared[1])  # chains more than one deep
+    saved = NodeSource.__deepcopy__
+    del NodeSource.__deepcopy__
+    try:
+        copied = lower()
+        assert copy.deepcopy(record) is not record
+    finally:
+        NodeSource.__deepcopy__ = saved
+    assert shared[:3] == copied[:3]

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from tabulate import tabulate
@@ -213,6 +214,36 @@ def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
     return len(theirs) - len(differing), differing
 
 
+def disagreement_groups(reference: Run, ours: Run) -> list[str]:
+    """The differing verdicts counted by (reference, ours), with the statuses our records
+    give them, so a difference in judging (the reference skips what failed for reasons it
+    does not blame on the backend, and passes an undelegated program without running it)
+    reads apart from a difference in running."""
+    theirs = reference.verdicts
+    mine = {case_key(test["nodeid"]): test for test in ours.tests}
+    groups: dict[tuple, list] = {}  # (reference, ours) -> [tests, our subtest statuses]
+    for key, their_verdict in theirs.items():
+        test = mine.get(key)
+        my_verdict = verdict(test) if test is not None else "absent"
+        if my_verdict != their_verdict:
+            group = groups.setdefault((their_verdict, my_verdict), [0, Counter()])
+            group[0] += 1
+            group[1].update(our_statuses(test) if test is not None else ["absent"])
+    lines = []
+    for (their_verdict, my_verdict), (tests, statuses) in sorted(groups.items(),
+                                                                 key=lambda g: -g[1][0]):
+        detail = ", ".join(f"{status} {count}" for status, count in statuses.most_common())
+        lines.append(f"reference {their_verdict}, ours {my_verdict}: {tests} tests "
+                     f"(our subtests: {detail})")
+    return lines
+
+
+def our_statuses(test: dict) -> list[str]:
+    """The status of each of our subtest records in a test's report entry."""
+    records = (test.get("metadata") or {}).get("subtests") or []
+    return [record.get("status", "?") for record in records] or [test["outcome"]]
+
+
 def collection_times(repeat: int) -> tuple[float, float]:
     """Median seconds of `import torch` and of collecting one backend's suites."""
     torch_times, collect_times = [], []
@@ -284,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             agreeing, differing = verdict_agreement(reference_runs[0], our_runs[0])
             agreement_lines.append(f"- {flow}: {len(theirs_ids)} tests; verdicts agree on {agreeing}, "
                                    f"differ on {len(differing)}")
-            agreement_lines.extend(f"  - {line}" for line in differing[:15])
+            agreement_lines.extend(f"  - {line}" for line in
+                                   disagreement_groups(reference_runs[0], our_runs[0]))
+            agreement_lines.extend(f"  - e.g. {line}" for line in differing[:15])
             reference_wall = median([r.wall_s for r in reference_runs])
             our_wall = median([r.wall_s for r in our_runs])
             for label, runs in (("reference (executorch wheel suite)", reference_runs),

@@ -37,6 +37,11 @@ guessed:
   pytest's deep stacks). The check needs only the frames' function and file names, which
   the code objects hold.
 
+- every node a pass creates records where it came from (`node.meta["from_node"]`, a
+  chain of `torch.fx.traceback.NodeSource`) by deep-copying its origin's whole chain, which
+  grows with every pass the node goes through. NodeSource records are never changed once
+  made, so a copy may be the record itself.
+
 The harness's warm-up lowers and quantizes once in the parent process, so forked test
 children inherit the filled caches.
 
@@ -63,6 +68,8 @@ def apply() -> list[str]:
         _applied.append("cached-callable-annotations")
     if _cpu_and_meta_decomposition_keys():
         _applied.append("cpu-and-meta-decomposition-keys")
+    if _shared_node_provenance():
+        _applied.append("shared-node-provenance")
     after_backend_imports()
     return list(_applied)
 
@@ -368,3 +375,22 @@ def _cpu_and_meta_decomposition_keys() -> bool:
     for name, keys in kept.items():
         setattr(exported_program, name, keys)
     return True
+
+
+def _shared_node_provenance() -> bool:
+    """Deep-copying a NodeSource returns it: torch creates them whole and never changes one
+    afterwards (only `_from_dict` fills in a record it has just made), so a shared record
+    and a copy answer every question alike, and a new node stops paying for a copy of its
+    origin's whole history."""
+    try:
+        from torch.fx.traceback import NodeSource
+    except ImportError:
+        return False
+    if "__deepcopy__" in vars(NodeSource):
+        return False
+    NodeSource.__deepcopy__ = _same_record
+    return True
+
+
+def _same_record(record, memo):
+    return record

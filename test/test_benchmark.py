@@ -1,0 +1,44 @@
+"""The benchmark's comparison of the two harnesses (tools/benchmark.py), on real reports:
+a slice of one `make bench ARGS=--full` run (flow xnnpack), the reference's JSON and ours
+for the same four operator modules."""
+
+import json
+import os
+
+from etsuite.tools import benchmark
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
+
+
+def _run(side: str) -> benchmark.Run:
+    with open(os.path.join(DATA, f"{side}-xnnpack.json"), encoding="utf-8") as handle:
+        tests = json.load(handle)["tests"]
+    return benchmark.Run(label=side, wall_s=1.0, cpu_s=1.0, peak_rss_mb=[], rss_samples=[],
+                         tests=tests)
+
+
+def test_case_keys_match_across_the_harnesses_parameter_order():
+    reference, ours = _run("reference"), _run("ours")
+    assert set(reference.verdicts) == set(ours.verdicts)
+    assert len(reference.verdicts) == len(reference.tests) == 35
+    assert benchmark.case_key("a/b/test_x.py::test_y[float32-xnnpack]") == \
+        benchmark.case_key("c/test_x.py::test_y[xnnpack-float32]")
+
+
+def test_disagreements_are_counted_by_verdict_pair_with_our_statuses():
+    reference, ours = _run("reference"), _run("ours")
+    agreeing, differing = benchmark.verdict_agreement(reference, ours)
+    assert (agreeing, len(differing)) == (13, 22)
+    groups = benchmark.disagreement_groups(reference, ours)
+    # conv3d: the reference turns a runtime failure it does not blame on the backend into
+    # a skip; ours reports where it failed.
+    assert groups[0].startswith("reference skip, ours fail: 12 tests (our subtests: fail_run ")
+    # avg_pool3d, left to portable: the reference passes an undelegated program without
+    # running it; ours runs it and the runtime has no kernel for it (0x14).
+    assert groups[1].startswith("reference pass, ours fail: 9 tests (our subtests: fail_load ")
+    # an invalid padding in one subtest: the reference skips the test, ours skips that
+    # subtest and judges the others.
+    assert groups[2] == ("reference skip, ours pass: 1 tests "
+                         "(our subtests: pass_undelegated 1, skip_invalid 1)")
+    assert len(groups) == 3
+    assert sum(int(line.split(": ")[1].split()[0]) for line in groups) == len(differing)
