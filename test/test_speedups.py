@@ -303,8 +303,8 @@ def test_shared_node_provenance_leaves_lowering_and_node_history_unchanged():
         records = [r for node in graph.graph.nodes for r in node.meta.get("from_node", [])]
         return graph.code, history, program.to_executorch().buffer, records
 
-    shared = lower()
     assert "shared-node-provenance" in speedups.apply()
+    shared = lower()
     record = shared[3][0]
     assert copy.deepcopy(record) is record
     assert any(len(h) and h[0]["from"] for _, h in shared[1])  # chains more than one deep

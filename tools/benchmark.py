@@ -219,20 +219,20 @@ def disagreement_groups(reference: Run, ours: Run) -> list[str]:
     give them, so a difference in judging (the reference skips what failed for reasons it
     does not blame on the backend, and passes an undelegated program without running it)
     reads apart from a difference in running."""
-    theirs = reference.verdicts
-    mine = {case_key(test["nodeid"]): test for test in ours.tests}
-    groups: dict[tuple, list] = {}  # (reference, ours) -> [tests, our subtest statuses]
+    theirs, mine = reference.verdicts, ours.verdicts
+    our_tests = {case_key(test["nodeid"]): test for test in ours.tests}
+    tests_per_pair: Counter = Counter()
+    statuses_per_pair: dict[tuple, Counter] = {}
     for key, their_verdict in theirs.items():
-        test = mine.get(key)
-        my_verdict = verdict(test) if test is not None else "absent"
-        if my_verdict != their_verdict:
-            group = groups.setdefault((their_verdict, my_verdict), [0, Counter()])
-            group[0] += 1
-            group[1].update(our_statuses(test) if test is not None else ["absent"])
+        pair = (their_verdict, mine.get(key, "absent"))
+        if pair[0] != pair[1]:
+            tests_per_pair[pair] += 1
+            statuses_per_pair.setdefault(pair, Counter()).update(
+                our_statuses(our_tests[key]) if key in our_tests else ["absent"])
     lines = []
-    for (their_verdict, my_verdict), (tests, statuses) in sorted(groups.items(),
-                                                                 key=lambda g: -g[1][0]):
-        detail = ", ".join(f"{status} {count}" for status, count in statuses.most_common())
+    for (their_verdict, my_verdict), tests in tests_per_pair.most_common():
+        detail = ", ".join(f"{status} {count}" for status, count
+                           in statuses_per_pair[(their_verdict, my_verdict)].most_common())
         lines.append(f"reference {their_verdict}, ours {my_verdict}: {tests} tests "
                      f"(our subtests: {detail})")
     return lines
