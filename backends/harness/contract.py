@@ -167,6 +167,15 @@ class SubtestRecord:
     # for, nothing ran, or the run's artifact cap was reached).
     artifacts: str | None = None
     repro: str | None = None           # command that reproduces this record
+    # The status the pipeline gave before a declared expectation rewrote it (an xfail's
+    # fail_mismatch, an xpass's pass); None when no entry changed it. A seed sweep reads
+    # this, so a declared failure still says what it did at each seed.
+    observed_status: str | None = None
+    # The [[fail]] entry of expectations.toml that names this case ("path:line"), and
+    # whether it is strict (a pass fails the run) or non-strict (input-dependent: it may
+    # fail with its status or pass, and never fails a run by itself).
+    declared_by: str | None = None
+    declared_strict: bool | None = None
 
     def __post_init__(self):
         try:
@@ -232,13 +241,26 @@ def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
 
 # ---------------------------------------------------------------- session facts
 
-def session_facts(seed: int, versions: dict, flows: dict, run: dict | None = None) -> dict:
+# Where a session's seed came from (`seed_policy` in the session facts).
+SEED_POLICIES = {
+    "option": "--seed given",
+    "pinned": "pinned ($ETSUITE_SEED, e.g. CI's .ci/seed)",
+    "resumed": "the killed run's seed (--resume)",
+    "run": "derived from the run id and selection (shards of one run share it)",
+    "random": "random",
+}
+
+
+def session_facts(seed: int, versions: dict, flows: dict, run: dict | None = None,
+                  seed_policy: str | None = None) -> dict:
     """The facts stored once per report: under REPORT_KEY in the JSON report and in the
     stream's first line. `flows` maps each known flow to backend, description, whether
     this run selected it, its tox environment (None: run it with pytest) and why it cannot
     run here (None: it can, or it was not probed because not selected). `run` is the
     run's identity and its shard (`run_facts`)."""
     facts = {"schema_version": SCHEMA_VERSION, "seed": seed, "versions": versions, "flows": flows}
+    if seed_policy is not None:
+        facts["seed_policy"] = seed_policy  # a key of SEED_POLICIES
     if run is not None:
         facts["run"] = run
     return facts

@@ -37,7 +37,7 @@ from etsuite.backends.harness.contract import (FAILING, PASSING, STREAM_SUFFIX, 
                                               SubtestRecord, case_id, ended_tests,
                                               error_headline, records_of_phases,
                                               stream_entries)
-from etsuite.backends.harness.tolerance import RULE_FIELDS, Override
+from etsuite.backends.harness.tolerance import OVERRIDE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
 KINDS = ("fail", "skip", "must_delegate", "tolerance")
@@ -64,6 +64,10 @@ class Expectation:
     source: str = ""               # "path:line", for messages that say what to change
     dtype: str | None = None       # for "tolerance": the output dtype it is for (None: all)
     rule: tuple = ()               # for "tolerance": ((rule field, value), ...)
+    # For "fail": strict (a pass or another status fails the run), or not (`strict =
+    # false`: an input-dependent failure that may fail with its status or pass; never
+    # fails a run by itself, and the summary lists it apart).
+    strict: bool = True
 
     def applies(self, flow: str, case: str) -> bool:
         return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
@@ -152,7 +156,11 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
         if status not in FAILING or status in (Status.XPASS, Status.FAIL_TEST, Status.ERROR):
             raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
                                     f"can be expected to have")
-    rule_keys = set(RULE_FIELDS) | {"dtype"} if kind == "tolerance" else set()
+    rule_keys = set(OVERRIDE_FIELDS) | {"dtype"} if kind == "tolerance" else set()
+    if kind == "fail":
+        rule_keys = {"strict"}
+        if not isinstance(raw.get("strict", True), bool):
+            raise ExpectationsError(f"{where}: 'strict' must be true or false")
     extra = set(raw) - {"flows", "case", "reason", "status"} - rule_keys
     if extra:
         raise ExpectationsError(f"{where}: unknown key(s) {sorted(extra)}")
@@ -162,13 +170,13 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
         raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\"")
     return Expectation(kind=kind, flows=tuple(flows), case=need("case", str),
                        reason=need("reason", str), status=status, source=where,
-                       dtype=dtype, rule=rule)
+                       dtype=dtype, rule=rule, strict=raw.get("strict", True))
 
 
 def _rule(raw: dict, where: str) -> tuple:
     """The rule fields a [[tolerance]] entry sets: numbers (bits: an integer)."""
     rule = []
-    for key in RULE_FIELDS:
+    for key in OVERRIDE_FIELDS:
         if key not in raw:
             continue
         value = raw[key]
@@ -179,7 +187,7 @@ def _rule(raw: dict, where: str) -> tuple:
         rule.append((key, value))
     if not rule:
         raise ExpectationsError(f"{where}: [[tolerance]] sets no rule field; known: "
-                                f"{', '.join(RULE_FIELDS)}")
+                                f"{', '.join(OVERRIDE_FIELDS)}")
     return tuple(rule)
 
 
@@ -205,26 +213,31 @@ class Verdict:
 def judge(expectations: Expectations, flow: str, case: str,
           records: list[SubtestRecord]) -> Verdict:
     """Apply the `fail` and `must_delegate` entries to a finished test's records (which
-    are updated: an expected failure's failing records become xfail, an unexpected
-    pass's passing records xpass, an undelegated pass that must delegate fail_lower)."""
+    are updated: an expected failure's failing records become xfail, a strict entry's
+    unexpected pass makes the passing records xpass, an undelegated pass that must
+    delegate fail_lower). Every record rewritten keeps what the pipeline said in
+    `observed_status`, and every record of a declared case names its entry."""
     verdict = Verdict()
     expected = expectations.failure(flow, case)
     failing = [r for r in records if r.status in FAILING]
     if expected is not None:
+        for record in records:
+            record.declared_by, record.declared_strict = expected.source, expected.strict
+        kind = "" if expected.strict else "non-strict, "
         if failing and expected.status in (None, failing[0].status):
             for record in failing:
-                record.status = Status.XFAIL
-            verdict.xfail_reason = f"{expected.reason} ({expected.source})"
+                rewrite_status(record, Status.XFAIL)
+            verdict.xfail_reason = f"{expected.reason} ({kind}{expected.source})"
             return verdict
         if failing:
-            verdict.failure = (f"expected {expected.status} ({expected.source}), got "
-                               f"{failing[0].status}: change the status of that entry or fix "
-                               f"the regression")
+            verdict.failure = (f"expected {expected.status or 'a failure'} ({kind}"
+                               f"{expected.source}), got {failing[0].status}: change the "
+                               f"status of that entry or fix the regression")
             return verdict
-        if any(r.status in PASSING for r in records):
+        if expected.strict and any(r.status in PASSING for r in records):
             for record in records:
                 if record.status in PASSING:
-                    record.status = Status.XPASS
+                    rewrite_status(record, Status.XPASS)
             verdict.failure = (f"expected {expected.status} ({expected.source}), but it "
                                f"passed: delete that entry")
             return verdict
@@ -232,13 +245,20 @@ def judge(expectations: Expectations, flow: str, case: str,
     if must is not None:
         undelegated = [r for r in records if r.status is Status.PASS_UNDELEGATED]
         for record in undelegated:
-            record.status = Status.FAIL_LOWER
+            rewrite_status(record, Status.FAIL_LOWER)
             record.stage = "lower"
             record.error = (f"must be delegated ({must.source}: {must.reason}), but the "
                             f"partitioner took no node")
         if undelegated:
             verdict.failure = undelegated[0].error
     return verdict
+
+
+def rewrite_status(record: SubtestRecord, status: Status) -> None:
+    """Give a record the status an expectation decides, keeping the pipeline's own."""
+    if record.observed_status is None:
+        record.observed_status = record.status.value
+    record.status = status
 
 
 # ---------------------------------------------------------------- update from reports
@@ -341,6 +361,8 @@ def dump(expectations: Expectations, backend: str) -> str:
                       f"case = {_toml_string(entry.case)}"]
             if entry.status is not None:
                 lines.append(f"status = {_toml_string(entry.status.value)}")
+            if not entry.strict:
+                lines.append("strict = false")
             if entry.dtype is not None:
                 lines.append(f"dtype = {_toml_string(entry.dtype)}")
             lines += [f"{key} = {value!r}" for key, value in entry.rule]

@@ -18,10 +18,10 @@ import pytest
 
 from etsuite.backends.harness import artifacts, hookspecs, isolation, sharding, stream
 from etsuite.backends.harness.contract import (
-    DURATIONS_FILE, FAILING, PASSING, Status, SubtestRecord, case_id, error_headline, param_ids,
+    DURATIONS_FILE, FAILING, PASSING, SEED_POLICIES, Status, SubtestRecord, case_id, error_headline, param_ids,
     run_facts, session_facts, test_case_id,
 )
-from etsuite.backends.harness.expectations import judge
+from etsuite.backends.harness.expectations import judge, rewrite_status
 from etsuite.backends.harness.registry import (
     backend_folders, backend_of_test_folder, backends_dir, builtin_flows, index_flows,
 )
@@ -47,6 +47,7 @@ class SessionState:
         self.selected = selected
         self.seed = seed
         self.seed_given = seed_given
+        self.seed_policy = "option" if seed_given else "random"  # contract.SEED_POLICIES
         self.run = run
         self.selected_backends = {f.backend for f in selected}
         self.usage_error: str | None = None  # found by an xdist worker at collection
@@ -86,6 +87,7 @@ class SessionState:
                 for f in self.flows.values()
             },
             run=run_facts(self.run.id, self.run.selection, self.run.shard, self.run.plan),
+            seed_policy=self.seed_policy,
         )
 
 
@@ -184,16 +186,11 @@ def pytest_configure(config):
         _check_resumable(resumed, run, config.option.seed)
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None and "etsuite_seed" in worker_input:
-        seed, given = worker_input["etsuite_seed"], True
-    elif config.option.seed is not None:
-        seed, given = config.option.seed, True
-    elif resumed:
-        seed, given = resumed.seed, True
-    elif run.shard:
-        seed, given = run.seed(), False
+        seed, policy = worker_input["etsuite_seed"], worker_input["etsuite_seed_policy"]
     else:
-        seed, given = random.randrange(1, 10**6), False
-    state = SessionState(flows_by_name, selected, seed, given, run)
+        seed, policy = _session_seed(config, resumed, run)
+    state = SessionState(flows_by_name, selected, seed, policy != "random", run)
+    state.seed_policy = policy
     state.resumed = resumed
     if worker_input is not None:
         state.finished_before = set(worker_input.get("etsuite_finished_before", ()))
@@ -210,6 +207,28 @@ def pytest_configure(config):
             isolation.IsolationPlugin(config, time_limits, lambda: _warm_up(config, state)),
             "etsuite-isolation")
     stream.configure(config, state)
+
+
+SEED_ENV = "ETSUITE_SEED"
+
+
+def _session_seed(config, resumed, run: "RunIdentity") -> tuple[int, str]:
+    """(seed, policy): --seed, else a resumed run's, else a pinned $ETSUITE_SEED (CI
+    exports .ci/seed), else one derived from a sharded run's identity, else random. The
+    policy (a key of contract.SEED_POLICIES) goes into the report."""
+    if config.option.seed is not None:
+        return config.option.seed, "option"
+    if resumed:
+        return resumed.seed, "resumed"
+    pinned = os.environ.get(SEED_ENV, "").strip()
+    if pinned:
+        try:
+            return _seed_arg(pinned), "pinned"
+        except argparse.ArgumentTypeError:
+            raise pytest.UsageError(f"${SEED_ENV}={pinned!r}: wants a non-negative integer")
+    if run.shard:
+        return run.seed(), "run"
+    return random.randrange(1, 10**6), "random"
 
 
 def _warm_up(config, state: "SessionState") -> None:
@@ -236,6 +255,7 @@ def pytest_configure_node(node):
     """xdist: every worker uses the controller's seed, so a run has one seed."""
     state = node.config.stash[STATE_KEY]
     node.workerinput["etsuite_seed"] = state.seed
+    node.workerinput["etsuite_seed_policy"] = state.seed_policy
     node.workerinput["etsuite_finished_before"] = sorted(state.finished_before)
 
 
@@ -258,7 +278,8 @@ def _check_resumable(resumed, run: "RunIdentity", seed: int | None) -> None:
 def pytest_report_header(config):
     state = config.stash[STATE_KEY]
     names = ", ".join(f.name for f in state.selected) or "none"
-    lines = [f"etsuite: seed {state.seed} (rerun with --seed {state.seed}); flows: {names}"]
+    lines = [f"etsuite: seed {state.seed}, {SEED_POLICIES[state.seed_policy]} (rerun with "
+             f"--seed {state.seed}); flows: {names}"]
     for flow in state.selected:
         reason = state.unavailable[flow.name]
         if reason:
@@ -629,11 +650,11 @@ def pytest_runtest_makereport(item, call):
             # (strict xfail, reported as failed) makes the passing subtests xpass.
             for record in records:
                 if record.status in FAILING:
-                    record.status = Status.XFAIL
+                    rewrite_status(record, Status.XFAIL)
         elif report.failed and item.get_closest_marker("xfail") is not None:
             for record in records:
                 if record.status in PASSING:
-                    record.status = Status.XPASS
+                    rewrite_status(record, Status.XPASS)
     stream.attach_records(report, [r.to_dict() for r in records])
     return report
 

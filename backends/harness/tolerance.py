@@ -75,6 +75,11 @@ class Tolerance:
 
 
 RULE_FIELDS = tuple(f.name for f in fields(Tolerance) if f.name != "name")
+# A [[tolerance]] entry may also scale the bound of whatever rule applies (atol, rtol,
+# range_fraction and steps times `bound_scale`): what a seed sweep measures is the worst
+# error in units of that bound (`error_ratio`), so the scale it writes is exact.
+BOUND_SCALE = "bound_scale"
+OVERRIDE_FIELDS = RULE_FIELDS + (BOUND_SCALE,)
 
 FP32 = Tolerance()
 # Epsilon of the dtype (spacing of floats at 1.0): 1 eps absolute and of the range,
@@ -131,6 +136,12 @@ class RuleBook:
             rule = rule.widened(half, f"{rule.name}/{half.name}" if rule.quantized else half.name)
         for override in self.overrides:
             if override.dtype in (None, name):
+                values = dict(override.values)
+                scale = values.pop(BOUND_SCALE, None)
+                if scale is not None:
+                    rule = replace(rule, atol=rule.atol * scale, rtol=rule.rtol * scale,
+                                   range_fraction=rule.range_fraction * scale,
+                                   steps=None if rule.steps is None else rule.steps * scale)
                 return replace(rule, name=f"{rule.name}, override {override.source}",
-                               **dict(override.values))
+                               **values)
         return rule
