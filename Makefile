@@ -25,7 +25,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help test test-all summary page bench update-expectations update-durations clean test-%
+.PHONY: help test test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 run the project's own tests (tox -e test)"
@@ -84,10 +84,26 @@ page: $(TOX)
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
 
+# A seed sweep: the same selection at several seeds, then what changed with the seed.
+SEEDS ?= 1 2 3
+sweep: $(TOX)
+	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
+	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
+	@mkdir -p reports/sweep
+	@for seed in $(SEEDS); do \
+	  $(TOX) -e $(BACKEND) -- --seed $$seed --allow-unavailable \
+	    --json-report-file=reports/sweep/$(BACKEND)-seed$$seed.json $(ARGS); \
+	  echo "make sweep: $(BACKEND) at seed $$seed: pytest exit $$? -> reports/sweep/$(BACKEND)-seed$$seed.json"; \
+	done
+	$(TOX) -e stability -- $(foreach s,$(SEEDS),reports/sweep/$(BACKEND)-seed$(s).json) \
+	  --output reports/sweep/$(BACKEND)-stability.md
+
+# The reports to rewrite from: a sweep's, one per seed (default: reports/<backend>.json).
+UPDATE_FROM ?=
 update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
-	$(TOX) -e expectations -- --backend $(BACKEND)
+	$(TOX) -e expectations -- --backend $(BACKEND) $(UPDATE_FROM)
 
 update-durations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \

@@ -28,16 +28,15 @@ Torch-free: read at collection time.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import (FAILING, PASSING, STREAM_SUFFIX, Status,
-                                              SubtestRecord, case_id, ended_tests,
-                                              error_headline, records_of_phases,
-                                              stream_entries)
-from etsuite.backends.harness.tolerance import OVERRIDE_FIELDS, Override
+from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord
+from etsuite.backends.harness.stability import CaseSweep, sweep_of
+from etsuite.backends.harness.tolerance import BOUND_SCALE, OVERRIDE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
 KINDS = ("fail", "skip", "must_delegate", "tolerance")
@@ -244,8 +243,8 @@ def judge(expectations: Expectations, flow: str, case: str,
     must = expectations.must_delegate(flow, case)
     if must is not None:
         undelegated = [r for r in records if r.status is Status.PASS_UNDELEGATED]
-        for record in undelegated:
-            rewrite_status(record, Status.FAIL_LOWER)
+        for record in undelegated:  # a failure of its own, not a rewritten verdict:
+            record.status = Status.FAIL_LOWER  # a sweep sees it as the failure it is
             record.stage = "lower"
             record.error = (f"must be delegated ({must.source}: {must.reason}), but the "
                             f"partitioner took no node")
@@ -262,87 +261,167 @@ def rewrite_status(record: SubtestRecord, status: Status) -> None:
 
 
 # ---------------------------------------------------------------- update from reports
+#
+# What to declare is decided per (case, flow) from every report given, one per seed
+# (stability.py reads them). A declared verdict must hold at any seed:
+# - the same failure at every seed, clear of its bound: a strict [[fail]] entry;
+# - a mismatch that comes and goes with the inputs (or stays within CLEAR_RATIO of its
+#   bound) and that a moderately wider bound explains: a [[tolerance]] entry whose
+#   `bound_scale` covers the sweep's worst error with headroom, its figures in the reason;
+# - anything else that depends on the seed (a mismatch far beyond any honest bound, an
+#   exact output that differs at some seeds, a failure at another stage on some inputs):
+#   a non-strict [[fail]] entry (`strict = false`), listed apart by the summary.
 
-@dataclass
-class Observed:
-    """Per (case, flow) of the reports: the failing status (None: it passed), the error's
-    first line, and whether an existing entry already explained it (xfail)."""
-
-    status: Status | None
-    error: str = ""
-    xfail: bool = False
-
-
-def _tests_in(path: Path) -> list[tuple[str, list[dict]]]:
-    """(node id, record dicts) of each test a JSON report holds, or each test a results
-    stream (a killed or running session's `.partial.jsonl`) holds as finished."""
-    text = path.read_text(encoding="utf-8")
-    if not path.name.endswith(STREAM_SUFFIX):
-        return [(test["nodeid"], (test.get("metadata") or {}).get("subtests", []))
-                for test in json.loads(text).get("tests", [])]
-    try:
-        ended = ended_tests(stream_entries(text))
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
-    return [(nodeid, records_of_phases(phases)) for nodeid, phases in ended.items()]
+# A tolerance may widen a rule's bound up to this many times; a worse error is a wrong
+# answer on some inputs, not a precision gap, and is declared non-strict instead.
+MAX_BOUND_SCALE = 8.0
+# The tolerance written covers the sweep's worst error times this (inputs of other seeds
+# come a little closer to the edge than the few a sweep saw).
+HEADROOM = 1.5
+# An SQNR floor lowered by a tolerance sits this far under the worst SQNR seen.
+SQNR_HEADROOM_DB = 3.0
 
 
-def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Observed]:
-    seen: dict[tuple[str, str], Observed] = {}
-    for path in report_paths:
-        for nodeid, subtests in _tests_in(path):
-            records = [SubtestRecord.from_dict(r) for r in subtests]
-            records = [r for r in records if r.backend == backend and r.flow]
-            if not records:
-                continue
-            flow = records[0].flow
-            key = (case_id(nodeid, flow), flow)
-            failing = [r for r in records if r.status in FAILING and r.status is not Status.XPASS]
-            if any(r.status is Status.XFAIL for r in records):
-                seen[key] = Observed(None, xfail=True)
-            elif failing:
-                first = failing[0]
-                seen[key] = Observed(first.status, error_headline(first.error or ""))
-            elif any(r.status in PASSING or r.status is Status.XPASS for r in records):
-                seen[key] = Observed(None)
-    return seen
+def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], CaseSweep]:
+    """{(case, flow): what each report (one per seed) saw of it} for one backend."""
+    return sweep_of(report_paths, backend)
 
 
-def updated(current: Expectations, seen: dict[tuple[str, str], Observed],
-            elsewhere: Expectations = Expectations()) -> Expectations:
-    """The `fail` entries rewritten from what the reports saw, keeping hand-written
-    reasons: an entry whose cases all passed goes, one whose cases fail with another
-    status gets that status, a new failure gets an entry (its reason: the error's first
-    line, to be edited). Skips and must_delegate entries are kept as they are. Failures
-    that `elsewhere` (the flows' own entries, e.g. a host-dependent file) already
-    declares get no entry here."""
-    kept: list[Expectation] = []
-    explained: set[tuple[str, str]] = {
-        key for key in seen if elsewhere.failure(key[1], key[0]) is not None}
+@dataclass(frozen=True)
+class Declaration:
+    """What one case of one flow should be declared as, from its sweep."""
+
+    kind: str                       # "pass" (nothing), "strict", "tolerance", "non-strict"
+    status: Status | None = None    # for strict / non-strict: the failure's status
+    rule: tuple = ()                # for tolerance: ((field, value), ...)
+    figures: str = ""               # the measured range, for the reason
+    error: str = ""                 # the first failure's headline, for a new entry
+
+
+def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaration:
+    """Decide from the sweep of one case and flow (see the comment above). `sqnr_floor`
+    is the flow's least SQNR (a quantizing recipe's), None for floating-point rules."""
+    failed = [o for o in sweep.outcomes if o.status is not None]
+    error = failed[0].error if failed else ""
+    if not failed:
+        return Declaration("pass")
+    statuses = {o.status for o in failed}
+    if Status.XFAIL in statuses:  # an old report that cannot tell: keep what is declared
+        return Declaration("keep")
+    if sweep.strict:
+        return Declaration("strict", failed[0].status, figures=sweep.figures(), error=error)
+    rule = _tolerance_for(sweep, failed, sqnr_floor)
+    if rule:
+        return Declaration("tolerance", rule=rule, figures=sweep.figures(), error=error)
+    status = statuses.pop() if len(statuses) == 1 else None
+    return Declaration("non-strict", status, figures=sweep.figures(), error=error)
+
+
+def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> tuple:
+    """The rule fields that make every seed's outputs pass with headroom, or () when no
+    honest widening does: only mismatches, every one explained by the bound (its error
+    ratio above 1) or by a short SQNR, none beyond MAX_BOUND_SCALE."""
+    if {o.status for o in failed} != {Status.FAIL_MISMATCH}:
+        return ()
+    ratios = sweep.ratios
+    if not ratios or not all(math.isfinite(r) for r in ratios) or max(ratios) > MAX_BOUND_SCALE:
+        return ()
+    rule = []
+    sqnrs = [o.least_sqnr for o in sweep.outcomes if o.least_sqnr is not None]
+    sqnr_short = sqnr_floor is not None and sqnrs and min(sqnrs) < sqnr_floor
+    for outcome in failed:
+        explained = (outcome.worst_ratio or 0) > 1 or (
+            sqnr_short and outcome.least_sqnr is not None and outcome.least_sqnr < sqnr_floor)
+        if not explained:
+            return ()  # fails for another reason (nan/inf elements, a shape): not a bound
+    if max(ratios) > 1 / HEADROOM:
+        rule.append((BOUND_SCALE, _round_up(max(ratios) * HEADROOM)))
+    if sqnr_short:
+        floor = math.floor(min(sqnrs) - SQNR_HEADROOM_DB)
+        if floor <= 0:
+            return ()
+        rule.append(("min_sqnr_db", float(floor)))
+    return tuple(rule)
+
+
+def _round_up(value: float) -> float:
+    """Two significant digits, never below `value`."""
+    digits = 1 - math.floor(math.log10(value))
+    rounded = round(value, digits)
+    return rounded if rounded >= value else round(rounded + 10.0 ** -digits, digits)
+
+
+def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
+            elsewhere: Expectations = Expectations(),
+            sqnr_floors: dict[str, float | None] | None = None) -> Expectations:
+    """The entries rewritten from what the reports saw at every seed, keeping reasons
+    written by hand: an entry whose cases all pass goes; one whose cases all fail the same
+    way at every seed stays (its status updated); one that names a case whose verdict
+    depends on the seed is split, that case getting a [[tolerance]] or a non-strict
+    [[fail]] entry of its own (see `declaration`); a new failure gets an entry whose
+    reason starts TODO explain. Skips, must_delegate and existing tolerance entries stay.
+    Failures that `elsewhere` (the flows' own entries, e.g. a host-dependent file)
+    declares get no entry here. `sqnr_floors` maps a quantizing flow to its least SQNR."""
+    floors = sqnr_floors or {}
+    decided = {key: declaration(sweep, floors.get(key[1])) for key, sweep in seen.items()
+               if elsewhere.failure(key[1], key[0]) is None}
+    tolerated = {(e.case, f) for e in current.entries if e.kind == "tolerance" for f in e.flows}
+    # A case with a tolerance of its own already is not given a second one.
+    decided = {key: (replace(d, kind="non-strict", status=Status.FAIL_MISMATCH, rule=())
+                     if d.kind == "tolerance" and key in tolerated else d)
+               for key, d in decided.items()}
+    owner = {key: current.failure(key[1], key[0]) for key in decided}
+    fails: list[Expectation] = []
+    tolerances: list[Expectation] = []
     for entry in current.entries:
         if entry.kind != "fail":
-            kept.append(entry)
             continue
-        matched = {key: obs for key, obs in seen.items() if entry.applies(key[1], key[0])}
-        still = {key: obs for key, obs in matched.items() if obs.xfail or obs.status is not None}
-        if matched and not still:
-            continue  # every case it names passes now
-        statuses = {obs.status for obs in still.values() if obs.status is not None}
-        if len(statuses) == 1 and entry.status not in statuses:
-            entry = replace(entry, status=statuses.pop())
-        kept.append(entry)
-        explained.update(still)
-    new: dict[tuple[str, Status], list[str]] = {}
-    errors: dict[tuple[str, Status], str] = {}
-    for (case, flow), obs in sorted(seen.items()):
-        if obs.status is None or (case, flow) in explained:
+        mine = {key: d for key, d in decided.items() if owner[key] is entry}
+        if not mine:
+            fails.append(entry)  # not observed: kept as it is
             continue
-        new.setdefault((case, obs.status), []).append(flow)
-        errors.setdefault((case, obs.status), obs.error or obs.status.value)
-    for (case, status), flows in new.items():
-        kept.append(Expectation(kind="fail", flows=tuple(sorted(flows)), case=case,
-                                status=status, reason=f"TODO explain: {errors[(case, status)]}"))
-    return Expectations(tuple(kept))
+        if all(d.kind in ("strict", "keep") for d in mine.values()):
+            statuses = {d.status for d in mine.values() if d.kind == "strict"}
+            if len(statuses) == 1 and entry.status not in statuses:
+                entry = replace(entry, status=statuses.pop())
+            fails.append(entry)
+            continue
+        if all(d.kind == "pass" for d in mine.values()):
+            continue  # every case it names passes at every seed
+        # Split: each observed case gets what its sweep says, with this entry's reason.
+        fails.extend(_entries_for(mine, entry.reason, tolerances))
+    explained = {key for key, entry in owner.items() if entry is not None}
+    fresh = {key: d for key, d in decided.items() if key not in explained}
+    fails.extend(_entries_for(fresh, None, tolerances))
+    others = [e for e in current.entries if e.kind not in ("fail",)]
+    return Expectations(tuple(fails + others + tolerances))
+
+
+def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Expectation]:
+    """Entries for the given cases (one per case and verdict, flows merged), appending
+    tolerance entries to `tolerances`; `reason` is the entry's they came from (None: a
+    new failure, whose reason says TODO explain)."""
+    grouped: dict[tuple, list[str]] = {}
+    for (case, flow), d in sorted(decided.items()):
+        if d.kind in ("pass", "keep"):
+            continue
+        grouped.setdefault((case, d.kind, d.status, d.rule, d.figures if d.kind != "strict"
+                            else "", d.error if reason is None else ""), []).append(flow)
+    fails = []
+    for (case, kind, status, rule, figures, error), flows in grouped.items():
+        base = reason or f"TODO explain: {error or status}"
+        if kind == "strict":
+            fails.append(Expectation("fail", tuple(flows), case, base, status))
+        elif kind == "non-strict":
+            fails.append(Expectation("fail", tuple(flows), case,
+                                     f"{base} [input-dependent: {figures}]", status,
+                                     strict=False))
+        else:
+            tolerances.append(Expectation(
+                "tolerance", tuple(flows), case,
+                f"{base} [input-dependent, bound widened from the sweep: {figures}]",
+                rule=rule))
+    return fails
 
 
 def _toml_string(text: str) -> str:

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from etsuite.backends.harness import artifacts, hookspecs, isolation, sharding, stream
+from etsuite.backends.harness import artifacts, declared, hookspecs, isolation, sharding, stream
 from etsuite.backends.harness.contract import (
     DURATIONS_FILE, FAILING, PASSING, SEED_POLICIES, Status, SubtestRecord, case_id, error_headline, param_ids,
     run_facts, session_facts, test_case_id,
@@ -110,6 +110,10 @@ class RunIdentity:
             parts.append(f"-k {option.keyword!r}")
         if option.markexpr:
             parts.append(f"-m {option.markexpr!r}")
+        if option.declared:
+            sample = option.declared_sample
+            parts.append(f"--declared {','.join(sorted(option.declared))}" + (f" --declared-sample {sample[0]}/{sample[1]}"
+                                         if sample else ""))
         self.selection = " ".join(parts)
 
     def seed(self) -> int:
@@ -156,6 +160,7 @@ def pytest_addoption(parser):
     group.addoption("--run-id", default=None, metavar="ID",
                     help="the run this report belongs to (default: $ETSUITE_RUN_ID, the "
                          "GitHub Actions run, else 'local'); shards of one run share it")
+    declared.addoption(group)
     isolation.addoption(group, parser)
     stream.addoption(group)
     artifacts.addoption(group)
@@ -364,7 +369,7 @@ def pytest_collection_modifyitems(session, config, items):
         return
     keep, drop = [], []
     for item in items:
-        outside = _outside_selection(item, state)
+        outside = _outside_selection(item, state) or _not_checked(config, state, item)
         (drop if outside else keep).append(item)
         flow = _flow_of(item, state)
         if flow is None or outside:
@@ -398,6 +403,19 @@ def pytest_collection_modifyitems(session, config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+def _not_checked(config, state: SessionState, item) -> bool:
+    """With --declared: drop what no expectation names, unless the rotating sample
+    takes it; tests that use no flow are not the check's business."""
+    if not config.option.declared:
+        return False
+    flow = _flow_of(item, state)
+    if flow is None:
+        return True
+    return not (declared.is_declared(flow.expectations, flow.name, _case_of(item, flow),
+                                     config.option.declared)
+                or declared.in_sample(item.nodeid, config.option.declared_sample))
 
 
 def _longest_first(state: SessionState, items: list, durations: dict[str, float]) -> None:

@@ -1,6 +1,8 @@
 """`python -m etsuite.backends.harness.update_expectations --backend NAME [REPORT...]`
-(`make update-expectations BACKEND=NAME`): rewrite a backend's expectations.toml from its
-last reports, keeping the reasons written by hand (see expectations.py)."""
+(`make update-expectations BACKEND=NAME`, `REPORTS="reports/sweep/NAME-seed*.json"` for a
+seed sweep): rewrite a backend's expectations.toml from its reports, one per seed,
+keeping the reasons written by hand. What becomes strict, a tolerance or non-strict is
+decided in expectations.py (`declaration`)."""
 
 from __future__ import annotations
 
@@ -59,13 +61,28 @@ def main(argv: list[str] | None = None) -> int:
     except (ExpectationsError, json.JSONDecodeError, ValueError) as error:
         sys.stderr.write(f"update-expectations: error: {error}\n")
         return 2
-    result = updated(current, seen, declared_elsewhere(args.backend, folder / FILE_NAME))
+    floors = {f.name: f.tolerance.min_sqnr_db for f in builtin_flows() if f.backend == args.backend}
+    result = updated(current, seen, declared_elsewhere(args.backend, folder / FILE_NAME), floors)
     (folder / FILE_NAME).write_text(dump(result, args.backend), encoding="utf-8")
-    before = sum(e.kind == "fail" for e in current.entries)
-    after = sum(e.kind == "fail" for e in result.entries)
+    seeds = sorted({o.seed for sweep in seen.values() for o in sweep.outcomes}, key=str)
+
+    def count(entries, **wanted):
+        return sum(all(getattr(e, k) == v for k, v in wanted.items()) for e in entries)
+
     todo = sum(e.reason.startswith("TODO") for e in result.entries)
-    sys.stderr.write(f"update-expectations: {folder / FILE_NAME}: {after} known failures (was "
-                     f"{before}), {todo} without a reason yet, from {len(seen)} observed cases\n")
+    sys.stderr.write(
+        f"update-expectations: {folder / FILE_NAME}: from {len(seen)} observed cases at "
+        f"{len(seeds)} seed(s) ({', '.join(map(str, seeds))}): strict failures "
+        f"{count(result.entries, kind='fail', strict=True)} (was "
+        f"{count(current.entries, kind='fail', strict=True)}), non-strict "
+        f"{count(result.entries, kind='fail', strict=False)} (was "
+        f"{count(current.entries, kind='fail', strict=False)}), tolerances "
+        f"{count(result.entries, kind='tolerance')} (was "
+        f"{count(current.entries, kind='tolerance')}); {todo} without a reason yet\n")
+    if len(seeds) < 2:
+        sys.stderr.write("update-expectations: one seed only: a failure seen once is declared "
+                         "strict; sweep several seeds (make sweep) to tell what depends on "
+                         "the inputs\n")
     return 0
 
 

@@ -1,0 +1,77 @@
+"""The declared-entries check (`--declared`, what `make check-declared` and CI run):
+only the cases an expectations file names, so that a stale entry fails in the change
+that made it stale instead of weeks later in someone's full run, plus a rotating sample
+of the undeclared cases (`--declared-sample K/N`) that catches a pass turning into a
+failure: over N consecutive checks every case is run once.
+
+Torch-free: applied at collection time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+
+from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.expectations import Expectations
+
+# The kinds whose verdicts a run can prove stale (a skip is not run, so it cannot).
+CHECKED_KINDS = ("fail", "tolerance", "must_delegate")
+
+
+def addoption(group) -> None:
+    group.addoption("--declared", nargs="?", const="all", default=None, type=_declared_arg,
+                    metavar="WHAT",
+                    help="run only the cases an expectations file names (known failures, "
+                         "tolerances, must-delegate rules), to check that each still holds; "
+                         "WHAT narrows it to some statuses and kinds, e.g. "
+                         "fail_mismatch,tolerance (default: all)")
+    group.addoption("--declared-sample", type=_sample_arg, default=None, metavar="K/N",
+                    help="with --declared, also run the K-th of N slices of the other cases "
+                         "(a slice is chosen by a hash of the node id, so N checks with "
+                         "K = 1..N cover every case once)")
+
+
+def _sample_arg(text: str) -> tuple[int, int]:
+    index, slash, count = text.partition("/")
+    try:
+        k, n = int(index), int(count)
+    except ValueError:
+        k = n = 0
+    if not slash or not (1 <= k <= n):
+        raise argparse.ArgumentTypeError(f"wants K/N with 1 <= K <= N, got {text!r}")
+    return k, n
+
+
+def _declared_arg(text: str) -> frozenset[str]:
+    """`all`, or statuses of [[fail]] entries and the other checked kinds, comma-separated."""
+    known = set(CHECKED_KINDS[1:]) | {s.value for s in Status if s.value.startswith("fail_")}
+    wanted = frozenset(part.strip() for part in text.split(",") if part.strip())
+    if wanted == {"all"}:
+        return frozenset(known | {"fail"})
+    unknown = sorted(wanted - known)
+    if not wanted or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown {', '.join(unknown) or 'nothing'}; known: all, {', '.join(sorted(known))}")
+    return wanted
+
+
+def is_declared(expectations: Expectations, flow: str, case: str,
+                wanted: frozenset[str]) -> bool:
+    """Whether an entry of a wanted kind (a [[fail]] entry: of a wanted status) names this
+    case of this flow. Only the first [[fail]] entry that matches counts: it is the one
+    that decides."""
+    failure = expectations.failure(flow, case)
+    if failure is not None and ("fail" in wanted or str(failure.status) in wanted):
+        return True
+    return any(e.kind in wanted and e.kind != "fail" and e.applies(flow, case)
+               for e in expectations.entries)
+
+
+def in_sample(nodeid: str, sample: tuple[int, int] | None) -> bool:
+    """Whether the node id falls in slice K of N (stable across machines, unlike hash())."""
+    if sample is None:
+        return False
+    k, n = sample
+    digest = hashlib.sha1(nodeid.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "little") % n == k - 1

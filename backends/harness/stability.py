@@ -1,0 +1,253 @@
+"""What a seed sweep saw: the same selection run at several seeds (`make sweep`), read
+back per case and flow, and classified, so that a declared verdict is one that holds at
+any seed rather than at the one it was written from.
+
+    python -m etsuite.backends.harness.stability reports/sweep/xnnpack-seed*.json \
+        [--output reports/sweep/xnnpack-stability.md]
+
+prints each case whose verdict or margin depends on the seed: the statuses seen per seed,
+the range of the worst output's error ratio (its largest error in units of the rule's
+bound) and of its SQNR. Exit 1 when a verdict depends on the seed, 0 when every case had
+one verdict, 2 on bad input. The updater (`update_expectations.py`) decides from the same
+classification what to declare, and how.
+
+Torch-free: it reads reports only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from etsuite.backends.harness.contract import (
+    FAILING, PASSING, REPORT_KEY, STREAM_HEADER, STREAM_SUFFIX, Status, SubtestRecord,
+    case_id, ended_tests, error_headline, records_of_phases, stream_entries,
+)
+
+# A mismatch at every seed but by less than this many times its bound is one input away
+# from passing: it is declared as a tolerance, never as a strict failure.
+CLEAR_RATIO = 1.5
+# A stable verdict whose worst error ratio spread over the seeds is wider than this
+# factor is listed as "margin moves" (its verdict held, but only by luck of the inputs).
+MARGIN_SPREAD = 2.0
+
+
+@dataclass
+class SeedOutcome:
+    """One case of one flow at one seed: the pipeline's own verdict (before any declared
+    expectation rewrote it), with the worst output's figures."""
+
+    seed: int | None
+    status: Status | None       # the first failing subtest's status; None: it passed
+    error: str = ""             # that failure's first line
+    worst_ratio: float | None = None   # over every output; inf: an exact output differed
+    least_sqnr: float | None = None
+    # A report written before records kept `observed_status`: the case failed as its
+    # entry declared, with a status this report cannot tell (status is then XFAIL).
+    declared_failure: bool = False
+
+
+@dataclass
+class CaseSweep:
+    case: str
+    flow: str
+    outcomes: list[SeedOutcome] = field(default_factory=list)
+
+    @property
+    def statuses(self) -> set:
+        return {o.status for o in self.outcomes}
+
+    @property
+    def passes(self) -> bool:
+        return self.statuses == {None}
+
+    @property
+    def depends_on_seed(self) -> bool:
+        """Passed at one seed and failed at another, or failed differently."""
+        return len(self.statuses) > 1
+
+    @property
+    def ratios(self) -> list[float]:
+        return [o.worst_ratio for o in self.outcomes if o.worst_ratio is not None]
+
+    @property
+    def near_bound(self) -> bool:
+        """Failed at every seed with a mismatch, but by less than CLEAR_RATIO at one."""
+        return (self.statuses == {Status.FAIL_MISMATCH} and bool(self.ratios)
+                and min(self.ratios) < CLEAR_RATIO)
+
+    @property
+    def strict(self) -> bool:
+        """The same failure at every seed, clear of its bound: a verdict that holds."""
+        return (not self.depends_on_seed and not self.passes and not self.near_bound)
+
+    @property
+    def margin_moves(self) -> bool:
+        finite = [r for r in self.ratios if math.isfinite(r) and r > 0]
+        return len(finite) > 1 and max(finite) / min(finite) > MARGIN_SPREAD
+
+    def figures(self) -> str:
+        """The measured range in words, for a reason or a table cell."""
+        seeds = ", ".join(str(o.seed) for o in self.outcomes)
+        parts = []
+        finite = [r for r in self.ratios if math.isfinite(r)]
+        if finite:
+            parts.append(f"{_range(finite, 'x')} the bound")
+        if len(finite) < len(self.ratios):
+            parts.append("exact outputs differ at some seeds")
+        sqnrs = [o.least_sqnr for o in self.outcomes if o.least_sqnr is not None]
+        if sqnrs:
+            parts.append(f"SQNR {_range(sqnrs, ' dB', '.1f')}")
+        counts = {}
+        for o in self.outcomes:
+            counts[str(o.status or "pass")] = counts.get(str(o.status or "pass"), 0) + 1
+        verdicts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+        return f"{verdicts} of {len(self.outcomes)} seeds ({seeds}); " + "; ".join(parts) \
+            if parts else f"{verdicts} of {len(self.outcomes)} seeds ({seeds})"
+
+
+def _range(values: list[float], unit: str, spec: str = ".2g") -> str:
+    low, high = min(values), max(values)
+    if f"{low:{spec}}" == f"{high:{spec}}":
+        return f"{low:{spec}}{unit}"
+    return f"{low:{spec}}-{high:{spec}}{unit}"
+
+
+def pipeline_status(record: SubtestRecord) -> Status:
+    """What the pipeline said, before an expectation made it xfail or xpass."""
+    return Status(record.observed_status) if record.observed_status else record.status
+
+
+def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | None:
+    """One test's records at one seed; None when no subtest reached a verdict here
+    (skipped, lowered but not run, unavailable)."""
+    statuses = [pipeline_status(r) for r in records]
+    failing = [(r, s) for r, s in zip(records, statuses) if s in FAILING and s is not Status.XPASS]
+    ratios, sqnrs = [], []
+    for record, status in zip(records, statuses):
+        for stats in record.outputs or []:
+            if not isinstance(stats, dict) or "error_ratio" not in stats:
+                continue
+            ratio = stats["error_ratio"]
+            ratios.append(math.inf if ratio is None else float(ratio))
+            if stats.get("sqnr_db") is not None:
+                sqnrs.append(float(stats["sqnr_db"]))
+    worst = max(ratios) if ratios else None
+    least = min(sqnrs) if sqnrs else None
+    if failing:
+        record, status = failing[0]
+        return SeedOutcome(seed, status, error_headline(record.error or ""), worst, least)
+    if any(s is Status.XFAIL for s in statuses):  # an old report: no observed_status
+        return SeedOutcome(seed, Status.XFAIL, "", worst, least, declared_failure=True)
+    if any(s in PASSING or s is Status.XPASS for s in statuses):
+        return SeedOutcome(seed, None, "", worst, least)
+    return None
+
+
+def _tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
+    """(the report's seed, [(node id, record dicts)]) of a JSON report, or of the tests a
+    results stream (a killed or running session's `.partial.jsonl`) shows finished."""
+    text = path.read_text(encoding="utf-8")
+    if not path.name.endswith(STREAM_SUFFIX):
+        data = json.loads(text)
+        seed = (data.get(REPORT_KEY) or {}).get("seed")
+        return seed, [(test["nodeid"], (test.get("metadata") or {}).get("subtests", []))
+                      for test in data.get("tests", [])]
+    try:
+        entries = stream_entries(text)
+        ended = ended_tests(entries)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    header = entries[0] if entries and isinstance(entries[0], dict) else {}
+    seed = (header.get("facts") or {}).get("seed") if STREAM_HEADER in header else None
+    return seed, [(nodeid, records_of_phases(phases)) for nodeid, phases in ended.items()]
+
+
+def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple, CaseSweep]:
+    """{(case, flow): CaseSweep} over the reports, one outcome per report that ran the
+    case with a verdict. Reports of one seed (shards of one run) add to the same seed."""
+    sweeps: dict[tuple, CaseSweep] = {}
+    for path in report_paths:
+        seed, tests = _tests_in(path)
+        for nodeid, subtests in tests:
+            records = [SubtestRecord.from_dict(r) for r in subtests]
+            records = [r for r in records if r.flow and (backend is None or r.backend == backend)]
+            if not records:
+                continue
+            flow = records[0].flow
+            outcome = outcome_of(records, seed if seed is not None else records[0].seed)
+            if outcome is None:
+                continue
+            key = (case_id(nodeid, flow), flow)
+            sweeps.setdefault(key, CaseSweep(key[0], flow)).outcomes.append(outcome)
+    return sweeps
+
+
+def seed_dependent(sweeps: dict[tuple, CaseSweep]) -> list[CaseSweep]:
+    return [s for _, s in sorted(sweeps.items()) if s.depends_on_seed or s.near_bound]
+
+
+def markdown(sweeps: dict[tuple, CaseSweep], seeds: list) -> str:
+    """The sweep in one page: counts, then each case whose verdict depends on the seed,
+    then those whose verdict held but whose margin moved by more than MARGIN_SPREAD."""
+    dependent = seed_dependent(sweeps)
+    moving = [s for _, s in sorted(sweeps.items())
+              if s not in dependent and s.margin_moves and not s.passes]
+    moving += [s for _, s in sorted(sweeps.items()) if s.passes and s.margin_moves
+               and max(s.ratios) >= 0.7]
+    stable_fail = sum(s.strict for s in sweeps.values())
+    lines = [f"# Seed sweep: {len(sweeps)} cases x flows at seeds "
+             f"{', '.join(map(str, seeds))}", "",
+             f"- one verdict at every seed: {len(sweeps) - len(dependent)} "
+             f"({sum(s.passes for s in sweeps.values())} pass, {stable_fail} fail the same "
+             f"way, clear of their bound)",
+             f"- the verdict depends on the seed (or a mismatch within {CLEAR_RATIO}x of its "
+             f"bound): {len(dependent)}", ""]
+    for title, rows in (("Verdict depends on the seed", dependent),
+                        (f"Verdict held, margin moved more than {MARGIN_SPREAD}x", moving)):
+        if not rows:
+            continue
+        lines += [f"## {title}", "", "| case | flow | per seed | figures |", "|---|---|---|---|"]
+        for s in rows:
+            per_seed = ", ".join(f"{o.seed}: {o.status or 'pass'}"
+                                 + (f" {o.worst_ratio:.2g}x" if o.worst_ratio is not None
+                                    and math.isfinite(o.worst_ratio) else "")
+                                 for o in s.outcomes)
+            lines.append(f"| `{s.case}` | {s.flow} | {per_seed} | {s.figures()} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m etsuite.backends.harness.stability",
+        description="Which verdicts of a seed sweep's reports depend on the seed.")
+    parser.add_argument("reports", nargs="+", help="JSON reports or results streams, "
+                                                   "one run per seed")
+    parser.add_argument("--backend", default=None, help="only this backend's records")
+    parser.add_argument("--output", default=None, help="also write the markdown here")
+    args = parser.parse_args(argv)
+    paths = [Path(p) for p in args.reports]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no report {', '.join(missing)}")
+    try:
+        sweeps = sweep_of(paths, args.backend)
+        seeds = sorted({_tests_in(p)[0] for p in paths}, key=str)
+    except (json.JSONDecodeError, ValueError) as error:
+        sys.stderr.write(f"stability: error: {error}\n")
+        return 2
+    text = markdown(sweeps, seeds)
+    sys.stdout.write(text + "\n")
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    return 1 if seed_dependent(sweeps) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
