@@ -145,7 +145,7 @@ def test_a_sweep_declares_what_holds_at_every_seed(tmp_path, capsys):
 def stability_report_names_what_depends_on_the_seed(reports, capsys):
     sweeps = stability.sweep_of(reports, "selftest")
     by_case = {case.split("::")[1]: s for (case, _), s in sweeps.items()}
-    assert by_case["test_always"].strict and not by_case["test_always"].depends_on_seed
+    assert by_case["test_always"].strict() and not by_case["test_always"].depends_on_seed
     assert by_case["test_fine"].passes
     for name in ("test_flips", "test_loose"):
         assert by_case[name].depends_on_seed, by_case[name]

@@ -308,7 +308,7 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
     statuses = {o.status for o in failed}
     if Status.XFAIL in statuses:  # an old report that cannot tell: keep what is declared
         return Declaration("keep")
-    if sweep.strict:
+    if sweep.strict(sqnr_floor):
         return Declaration("strict", failed[0].status, figures=sweep.figures(), error=error)
     rule = _tolerance_for(sweep, failed, sqnr_floor)
     if rule:

@@ -31,6 +31,8 @@ from etsuite.backends.harness.contract import (
 # A mismatch at every seed but by less than this many times its bound is one input away
 # from passing: it is declared as a tolerance, never as a strict failure.
 CLEAR_RATIO = 1.5
+# An SQNR this far under a quantizing flow's floor at every seed is a clear failure.
+CLEAR_SQNR_DB = 3.0
 # A stable verdict whose worst error ratio spread over the seeds is wider than this
 # factor is listed as "margin moves" (its verdict held, but only by luck of the inputs).
 MARGIN_SPREAD = 2.0
@@ -74,16 +76,25 @@ class CaseSweep:
     def ratios(self) -> list[float]:
         return [o.worst_ratio for o in self.outcomes if o.worst_ratio is not None]
 
-    @property
-    def near_bound(self) -> bool:
-        """Failed at every seed with a mismatch, but by less than CLEAR_RATIO at one."""
-        return (self.statuses == {Status.FAIL_MISMATCH} and bool(self.ratios)
-                and min(self.ratios) < CLEAR_RATIO)
+    def near_bound(self, sqnr_floor: float | None = None) -> bool:
+        """Failed with a mismatch at every seed, each time because an error exceeded its
+        bound, but by less than CLEAR_RATIO at one, and (for a quantizing flow with SQNR
+        floor `sqnr_floor`) not also clearly short of that floor at every seed. A
+        mismatch whose ratio is under 1 failed for another reason (nan/inf elements, a
+        shape, its SQNR): the ratio says nothing about how near it is to passing."""
+        ratios = self.ratios
+        if self.statuses != {Status.FAIL_MISMATCH} or not ratios:
+            return False
+        if not all(1 < r < math.inf for r in ratios) or min(ratios) >= CLEAR_RATIO:
+            return False
+        sqnrs = [o.least_sqnr for o in self.outcomes]
+        clearly_short = sqnr_floor is not None and all(
+            s is not None and s < sqnr_floor - CLEAR_SQNR_DB for s in sqnrs)
+        return not clearly_short
 
-    @property
-    def strict(self) -> bool:
+    def strict(self, sqnr_floor: float | None = None) -> bool:
         """The same failure at every seed, clear of its bound: a verdict that holds."""
-        return (not self.depends_on_seed and not self.passes and not self.near_bound)
+        return not self.depends_on_seed and not self.passes and not self.near_bound(sqnr_floor)
 
     @property
     def margin_moves(self) -> bool:
@@ -187,19 +198,31 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
     return sweeps
 
 
-def seed_dependent(sweeps: dict[tuple, CaseSweep]) -> list[CaseSweep]:
-    return [s for _, s in sorted(sweeps.items()) if s.depends_on_seed or s.near_bound]
+def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None) -> list[CaseSweep]:
+    """The cases whose verdict depends on the seed, or would at a seed not swept (a
+    mismatch just beyond its bound). `floors`: each quantizing flow's least SQNR."""
+    floors = floors or {}
+    return [s for _, s in sorted(sweeps.items())
+            if s.depends_on_seed or s.near_bound(floors.get(s.flow))]
 
 
-def markdown(sweeps: dict[tuple, CaseSweep], seeds: list) -> str:
+def sqnr_floors() -> dict[str, float | None]:
+    """Each known flow's least SQNR (None: not a quantizing rule); flows are torch-free."""
+    from etsuite.backends.harness.registry import builtin_flows
+
+    return {f.name: f.tolerance.min_sqnr_db for f in builtin_flows()}
+
+
+def markdown(sweeps: dict[tuple, CaseSweep], seeds: list, floors: dict | None = None) -> str:
     """The sweep in one page: counts, then each case whose verdict depends on the seed,
     then those whose verdict held but whose margin moved by more than MARGIN_SPREAD."""
-    dependent = seed_dependent(sweeps)
+    floors = floors or {}
+    dependent = seed_dependent(sweeps, floors)
     moving = [s for _, s in sorted(sweeps.items())
               if s not in dependent and s.margin_moves and not s.passes]
     moving += [s for _, s in sorted(sweeps.items()) if s.passes and s.margin_moves
                and max(s.ratios) >= 0.7]
-    stable_fail = sum(s.strict for s in sweeps.values())
+    stable_fail = sum(s.strict(floors.get(s.flow)) for s in sweeps.values())
     lines = [f"# Seed sweep: {len(sweeps)} cases x flows at seeds "
              f"{', '.join(map(str, seeds))}", "",
              f"- one verdict at every seed: {len(sweeps) - len(dependent)} "
@@ -241,12 +264,13 @@ def main(argv: list[str] | None = None) -> int:
     except (json.JSONDecodeError, ValueError) as error:
         sys.stderr.write(f"stability: error: {error}\n")
         return 2
-    text = markdown(sweeps, seeds)
+    floors = sqnr_floors()
+    text = markdown(sweeps, seeds, floors)
     sys.stdout.write(text + "\n")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text + "\n", encoding="utf-8")
-    return 1 if seed_dependent(sweeps) else 0
+    return 1 if seed_dependent(sweeps, floors) else 0
 
 
 if __name__ == "__main__":
