@@ -15,6 +15,8 @@ from etsuite.backends.harness.contract import Status
 from etsuite.tools import headless, page, reports, summary, tally
 from etsuite.tools.baseline_diff import compare
 
+import verdict_reports as vr
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
 BASELINE = DATA / "baseline" / "outcomes.json"
@@ -239,6 +241,65 @@ def test_screenshot_of_the_fixture_page(tab, merged):
     whole = tab.screenshot(SCREENSHOTS / "fixtures-full.png", full_page=True)
     print(f"\nscreenshots: {shot} {whole}")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------- verdicts to watch
+
+@pytest.fixture(scope="module")
+def verdicts_merged(tmp_path_factory):
+    """Borderline passes, non-strict declared cases and a pinned seed (verdict_reports)."""
+    return load(*vr.scenario(tmp_path_factory.mktemp("verdicts")))
+
+
+@pytest.fixture
+def verdicts_tab(browser, verdicts_merged, tmp_path):
+    path = tmp_path / "verdicts.html"
+    path.write_text(page.build(verdicts_merged), encoding="utf-8")
+    opened = browser.new_page()
+    opened.open(path)
+    return opened
+
+
+def visible(tab, section: str) -> bool:
+    return tab.evaluate(f"!document.getElementById({json.dumps(section)}).hidden")
+
+
+def test_borderline_passes_are_listed_closest_first_and_open_their_record(verdicts_tab,
+                                                                          verdicts_merged):
+    tab = verdicts_tab
+    found = tally.borderline(verdicts_merged.results)
+    assert visible(tab, "borderline-section") and len(found) == 3
+    assert texts(tab, "#borderline tbody td:nth-child(3)") == [f"{b.ratio:.2f}x" for b in found]
+    assert texts(tab, "#borderline tbody td:nth-child(4)") == [b.record.margin for b in found]
+    assert texts(tab, "#borderline tbody td:nth-child(6)") == [b.repro for b in found]
+    note = tab.evaluate("document.getElementById('borderline-note').textContent")
+    assert note.startswith("3 passing subtests whose worst output's max error reached 0.7x")
+    assert "xnnpack_static_int8_per_tensor 2" in note and "xnnpack_static_int8_per_channel 0" in note
+    tab.click("#borderline tbody tr td")  # the row is wider than the view: its first cell
+    tab.wait_for("!document.getElementById('detail').hidden")
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == found[0].result.nodeid
+
+
+def test_non_strict_cases_are_listed_apart_with_their_entry(verdicts_tab):
+    tab = verdicts_tab
+    assert visible(tab, "non-strict-section")
+    assert texts(tab, "#non-strict tbody td:nth-child(4)") == [
+        vr.ENTRIES[vr.NON_STRICT_PASS], vr.ENTRIES[vr.NON_STRICT_XFAIL]]
+    assert texts(tab, "#non-strict tbody td:nth-child(3)") == [
+        "pass", "xfail the pipeline said fail_mismatch"]
+    note = tab.evaluate("document.getElementById('non-strict-note').textContent")
+    assert "1 failed as declared (xfail), 1 passed (counted as correct)" in note
+
+
+def test_the_seed_policy_is_shown_with_the_seed(verdicts_tab, tab):
+    facts = verdicts_tab.evaluate("document.getElementById('facts').textContent")
+    assert "seed 1234, seed policy pinned: pinned ($ETSUITE_SEED, e.g. CI's .ci/seed)" in facts
+    # The fixture page's reports are older than the key, and hold no verdict to watch.
+    assert "seed 1234, seed policy not recorded" in tab.evaluate(
+        "document.getElementById('facts').textContent")
+    assert not visible(tab, "non-strict-section") and visible(tab, "borderline-section")
+    assert tab.evaluate("document.getElementById('borderline-note').textContent").startswith(
+        "No passing subtest reached 0.7x of its rule's bound.")
 
 
 # ---------------------------------------------------------------- 10,000 records

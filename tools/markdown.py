@@ -1,6 +1,7 @@
 """The markdown summary: sections in the order a backend author reads them (totals,
 per-flow table, changes since the baseline, support matrix, failure breakdown, the
-failures with their repro commands, slow tests and delegation), tables by tabulate.
+cases declared non-strict, the failures with their repro commands, the passes close to
+their bound, slow tests, delegation and numerical quality), tables by tabulate.
 
 Everything here formats; the numbers come from `tally` and `compare`. Output is
 deterministic (no clock, sorted where order is not meaningful) so it can be checked
@@ -16,13 +17,13 @@ from dataclasses import dataclass
 
 import tabulate as tabulate_module
 
-from etsuite.backends.harness.contract import Status, trim_error
+from etsuite.backends.harness.contract import Status, case_id, trim_error
 from etsuite.tools import status as st
 from etsuite.tools import tally
 from etsuite.tools.shards import sharded_runs
 from etsuite.tools.budget import Section
 from etsuite.tools.baseline_diff import Changes
-from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools.reports import Merged, TestResult, seed_policy_text
 from etsuite.tools.signature import message_line
 
 DEFAULT_TITLE = "ExecuTorch backend test report"
@@ -59,6 +60,8 @@ LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quanti
           "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
           "blank: not in these reports")
 NO_FLOW = "(no flow)"
+NON_STRICT_HEADING = "Declared input-dependent (non-strict)"
+BORDERLINE_SHOWN = 50    # borderline passes listed; the page lists them all
 
 
 @dataclass
@@ -159,20 +162,23 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     rate = st.pass_rate(passing, failing)
     delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
     flaky = sum(1 for r in results if tally.is_flaky(r))
+    declared = Counter(r.status for r in results if tally.is_non_strict(r))
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
         f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
-        f"{plural(xfail, 'expected failure')}, {other} skipped, "
-        f"unavailable or not run",
+        f"{plural(xfail, 'expected failure')}"
+        f"{f' ({declared[Status.XFAIL]} of them non-strict)' if declared[Status.XFAIL] else ''}, "
+        f"{other} skipped, unavailable or not run",
         f"- **Correct:** {percent(rate)}" + (
             f" ({passing} of {passing + failing} tests with a verdict, "
-            f"{counts[Status.PASS_UNDELEGATED]} of them undelegated; skips, xfail, "
-            f"lowered_not_run and unavailable are left out)" if rate is not None else
+            f"{counts[Status.PASS_UNDELEGATED]} of them undelegated"
+            f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}; skips, "
+            f"xfail, lowered_not_run and unavailable are left out)" if rate is not None else
             " (no test reached a verdict)"),
         f"- **Correct and delegated:** {percent(delegated / (passing + failing) if rate is not None else None)}"
         f" ({delegated} tests: outputs match and a backend took the computation; the portable "
         f"baseline's passes are not counted)",
-        f"- **Seeds:** {_distinct(run.seed for run in merged.runs)}",
+        f"- **Seeds:** {_seeds(merged.runs)}",
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
         f"- **Runs merged:** {len(merged.runs)}" + _incomplete_note(merged),
@@ -190,6 +196,24 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     lines.append(f"- **Wall time:** {seconds(sum(r.duration for r in results))} "
                  f"(sum of test durations)")
     return Section(heading=f"# {title}\n", intro="\n".join(lines) + "\n", cuttable=False)
+
+
+def _non_strict_note(count: int) -> str:
+    """How many correct tests are cases a non-strict entry declares, which may fail at
+    another seed: a headline figure says what it counts."""
+    return (f", {count} of them from non-strict declared cases (see {NON_STRICT_HEADING})"
+            if count else "")
+
+
+def _seeds(runs) -> str:
+    """Each run's seed with its seed policy; runs that share both are said once, with how
+    many they are when they differ. `$` is escaped: GitHub would read $...$ as math."""
+    counted = Counter((str(run.seed) if run.seed is not None else "unknown",
+                       seed_policy_text(run.seed_policy)) for run in runs)
+    said = {key: f"{key[0]}, seed policy {key[1]}".replace("$", "\\$") for key in counted}
+    if len(counted) <= 1:
+        return next(iter(said.values()), "unknown")
+    return "; ".join(f"{plural(n, 'run')}: {said[key]}" for key, n in sorted(counted.items()))
 
 
 def _distinct(values) -> str:
@@ -362,6 +386,43 @@ def flaky_section(failing) -> list[Section]:
                     unit="flaky tests")]
 
 
+def non_strict_section(merged: Merged, order) -> list[Section]:
+    """Cases a non-strict [[fail]] entry declares, apart: their pass is no fix and their
+    xfail no failure that reproduces, so neither should be read as one."""
+    declared = tally.non_strict(merged.results, order)
+    if not declared:
+        return []
+
+    def render(items):
+        return table(["test case", "flow", "this run", "entry"], [
+            [code(tally.display_case(case_id(d.result.nodeid, d.result.flow))),
+             flow_label(d.result.flow), non_strict_outcome(d),
+             code(d.entry) if d.entry else "–"] for d in items])
+
+    statuses = Counter(d.result.status for d in declared)
+    failed = statuses[Status.XFAIL]
+    passed = sum(statuses[s] for s in st.PASSING)
+    rest = len(declared) - failed - passed
+    intro = (f"{plural(len(declared), 'test')} of cases declared by a non-strict `[[fail]]` "
+             f"entry (input-dependent: each may fail with the declared status or pass, and "
+             f"neither fails the run): {failed} failed as declared (xfail), {passed} passed "
+             f"(counted as correct)" + (f", {rest} neither" if rest else "") + ".\n\n")
+    return [Section(heading=f"## {NON_STRICT_HEADING}\n", intro=intro, items=declared,
+                    render_items=render, unit="tests")]
+
+
+def non_strict_outcome(declared: tally.Declared) -> str:
+    """What a non-strict declared test did this run, in words."""
+    status = declared.result.status
+    if status is Status.XFAIL:
+        return f"failed as declared (xfail{f'; {declared.observed}' if declared.observed else ''})"
+    if status in st.PASSING:
+        return "passed" + (" (undelegated)" if status is Status.PASS_UNDELEGATED else "")
+    if status in st.FAILING:
+        return f"failed: {status} (not the declared failure)"
+    return str(status)
+
+
 def failures_section(failing, link_from: str = ".") -> Section:
     def render(items):
         return "", [failure_block(number, result, found, link_from)
@@ -394,6 +455,39 @@ def failure_block(number: int, result: TestResult, found, link_from: str = ".") 
     lines.append(artifact_links(result, link_from))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
+
+
+def borderline_section(merged: Merged, order) -> list[Section]:
+    """Passes close to their bound, closest first, capped at BORDERLINE_SHOWN rows. Shown
+    wherever outputs were compared (then "none" is news too); absent otherwise."""
+    if not tally.quality(merged.results, order):
+        return []
+    found = tally.borderline(merged.results)
+    shown = found[:BORDERLINE_SHOWN]
+
+    def render(items):
+        return table(["test case", "flow", "worst error/bound", "margin", "rule", "repro"], [
+            [code(borderline_case(b)), flow_label(b.result.flow), f"{b.ratio:.2f}x",
+             shorten(b.record.margin, ERROR_IN_TABLE) or "–",
+             shorten(b.record.verdict_rule, ERROR_IN_TABLE) or "–", code(b.repro)]
+            for b in items])
+
+    bound = f"{tally.BORDERLINE_RATIO:g}x"
+    intro = (f"{plural(len(found), 'passing subtest')} whose worst output's max error reached "
+             f"{bound} of its rule's bound or more (1x is the bound): the passes most likely "
+             f"to fail at another seed, closest first.\n\n") if found else ""
+    more = len(found) - len(shown)
+    outro = (f"…and {more} more, further from their bound (the page, `--page`, lists all "
+             f"{len(found)}).\n" if more else "")
+    return [Section(heading="## Borderline passes\n", intro=intro, items=shown,
+                    render_items=render, outro=outro, unit="borderline passes",
+                    empty=f"No passing subtest reached {bound} of its rule's bound.\n")]
+
+
+def borderline_case(found: tally.Borderline) -> str:
+    """The case (flow left out, as in the matrix), and the subtest when the test has more."""
+    case = tally.display_case(case_id(found.result.nodeid, found.result.flow))
+    return case + (f" (subtest {found.record.subtest})" if len(found.result.records) > 1 else "")
 
 
 def slowest_section(merged: Merged, limit: int) -> Section:
@@ -435,21 +529,25 @@ def quality_section(merged: Merged, order) -> list[Section]:
     buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:])),
                f"> {edges[-1]}"]
 
+    borderline = f"borderline passes (≥ {tally.BORDERLINE_RATIO:g})"
+
     def db(value):
         return "–" if value is None else f"{value:.1f}"
 
     def render(items):
         return table(["backend", "flow", "compared", "no error", "SQNR min", "SQNR p5",
-                      "SQNR median", "error/bound p95", *buckets], [
+                      "SQNR median", "error/bound p95", *buckets, borderline], [
             [row.backend, flow_label(row.flow), len(row.ratios), row.exact, db(min(row.sqnr, default=None)),
              db(tally.percentile(row.sqnr, 0.05)), db(tally.percentile(row.sqnr, 0.5)),
-             f"{tally.percentile(row.ratios, 0.95):.3g}", *row.buckets()]
+             f"{tally.percentile(row.ratios, 0.95):.3g}", *row.buckets(), row.borderline]
             for row in items])
 
     intro = ("Per flow, over the subtests whose outputs were compared: the worst output's "
              "SQNR in dB (no error: an exact match) and its max error in units of the "
              "rule's bound (over 1 fails), counted in buckets. A flow that passes just "
-             "barely shows up in the last buckets.\n\n")
+             "barely shows up in the last buckets. Borderline passes: the passing subtests "
+             f"at {tally.BORDERLINE_RATIO:g}x of the bound or more (each is listed under "
+             "Borderline passes).\n\n")
     return [Section(heading="## Numerical quality\n", intro=intro, items=rows,
                     render_items=render, unit="flows")]
 
@@ -534,8 +632,10 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         signature_section(failures),
     ]
     sections += flaky_section(failing)
+    sections += non_strict_section(merged, order)
+    sections.append(failures_section(failing, options.link_from))
+    sections += borderline_section(merged, order)
     sections += [
-        failures_section(failing, options.link_from),
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),
     ]

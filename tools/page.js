@@ -80,9 +80,21 @@
         (incomplete ? ` (<b>${incomplete} incomplete</b>)` : ""),
       `torch ${esc(distinct(D.runs.map((r) => r.torch)))}`,
       `executorch ${esc(distinct(D.runs.map((r) => r.executorch)))}`,
-      `seed ${esc(distinct(D.runs.map((r) => r.seed)))}`,
+      seedFacts(D.runs),
       startedRange(D.runs.map((r) => r.started).filter(Boolean).sort()),
     ].filter(Boolean).join(" · ");
+  }
+
+  // Each run's seed with where it came from; runs that share both are said once.
+  function seedFacts(runs) {
+    const counts = new Map();
+    for (const r of runs) {
+      const said = `seed ${r.seed ?? "unknown"}, seed policy ${r.seed_policy}`;
+      counts.set(said, (counts.get(said) || 0) + 1);
+    }
+    const groups = [...counts];
+    if (groups.length <= 1) return esc(groups.length ? groups[0][0] : "seed unknown");
+    return groups.map(([said, n]) => `${n} run${n === 1 ? "" : "s"}: ${esc(said)}`).join("; ");
   }
 
   function startedRange(times) {
@@ -122,6 +134,56 @@
       syncControls();
       update();
     });
+  }
+
+  // ------------------------------------------------------------ verdicts to watch
+  // A table whose rows open a result's detail, as the changes' tables do.
+  function linkedRows(id, head, rows) {
+    $(id).innerHTML = `<thead><tr>${head.map((h) => `<th class="name">${h}</th>`).join("")}</tr></thead>` +
+      `<tbody>${rows.map(([ri, cells]) => `<tr class="link" data-result="${ri}">${cells.map((c) => `<td class="name">${c}</td>`).join("")}</tr>`).join("")}</tbody>`;
+    $(id).addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-result]");
+      if (row) showDetail(Number(row.dataset.result));
+    });
+  }
+
+  // Passes that used most of their bound (all of them; the markdown lists the first 50).
+  function drawBorderline() {
+    const B = D.borderline;
+    if (!B) return;
+    $("borderline-section").hidden = false;
+    const perFlow = B.flows.map(([f, n]) => `${esc(flowName(f))} ${n}`).join(" · ");
+    $("borderline-note").innerHTML = (B.rows.length ? `${B.rows.length} passing subtest${B.rows.length === 1 ? "" : "s"} whose worst ` +
+      `output's max error reached ${B.ratio}x of its rule's bound or more (1x is the bound): the passes most likely ` +
+      `to fail at another seed, closest first. A click opens the record.` :
+      `No passing subtest reached ${B.ratio}x of its rule's bound.`) + ` Per flow: ${perFlow}.`;
+    $("borderline").hidden = !B.rows.length;
+    linkedRows("borderline", ["test case", "flow", "worst error/bound", "margin", "rule", "repro"],
+      B.rows.map(([ri, k, ratio, repro]) => {
+        const res = D.results[ri], rec = res[R.RECORDS][k];
+        const subtest = res[R.RECORDS].length > 1 ? ` (subtest ${esc(recordValue(rec, "subtest"))})` : "";
+        return [ri, [`<span class="mono">${esc(D.cases[res[R.CASE]])}${subtest}</span>`, esc(flowName(res[R.FLOW])),
+          `${typeof ratio === "number" ? ratio.toFixed(2) : esc(ratio)}x`, esc(recordValue(rec, "margin") ?? "–"),
+          esc(recordValue(rec, "verdict_rule") ?? "–"), `<span class="mono">${esc(repro)}</span>`]];
+      }));
+  }
+
+  // Cases a non-strict [[fail]] entry declares: their pass is no fix, their xfail no real failure.
+  function drawNonStrict() {
+    const N = D.non_strict;
+    if (!N.length) return;
+    $("non-strict-section").hidden = false;
+    const kinds = N.map(([ri]) => S[D.results[ri][R.STATUS]]);
+    const failed = kinds.filter((s) => s.name === "xfail").length, passed = kinds.filter((s) => s.kind === "passing").length;
+    $("non-strict-note").textContent = `${N.length} test${N.length === 1 ? "" : "s"} of cases declared by a non-strict ` +
+      `[[fail]] entry (input-dependent: each may fail with the declared status or pass, and neither fails the run): ` +
+      `${failed} failed as declared (xfail), ${passed} passed (counted as correct).`;
+    linkedRows("non-strict", ["test case", "flow", "this run", "entry"], N.map(([ri, entry, observed]) => {
+      const res = D.results[ri];
+      return [ri, [`<span class="mono">${esc(D.cases[res[R.CASE]])}</span>`, esc(flowName(res[R.FLOW])),
+        badge(res[R.STATUS]) + (observed ? ` <span class="note">the pipeline said ${esc(observed)}</span>` : ""),
+        `<span class="mono">${esc(entry ?? "–")}</span>`]];
+    }));
   }
 
   // ------------------------------------------------------------ history
@@ -442,7 +504,7 @@
       `<dt>flow</dt><dd>${esc(flowName(f))} <span class="note">(${esc(backendName(f))}${D.flows[f].description ? ": " + esc(D.flows[f].description) : ""})</span></dd>` +
       `<dt>pytest outcome</dt><dd>${esc(res[R.OUTCOME])}${res[R.PHASE] ? " in " + esc(res[R.PHASE]) : ""}</dd>` +
       `<dt>duration</dt><dd>${seconds(res[R.DURATION])}</dd>` +
-      `<dt>run</dt><dd class="mono">${esc(run.path)} <span class="note">torch ${esc(run.torch ?? "?")}, executorch ${esc(run.executorch ?? "?")}, seed ${esc(run.seed ?? "?")}</span></dd></dl>` +
+      `<dt>run</dt><dd class="mono">${esc(run.path)} <span class="note">torch ${esc(run.torch ?? "?")}, executorch ${esc(run.executorch ?? "?")}, seed ${esc(run.seed ?? "?")} (seed policy ${esc(run.seed_policy)})</span></dd></dl>` +
       `<h3>Reproduce</h3><div class="repro"><pre id="repro-text">${esc(res[R.REPRO])}</pre>` +
       `<button id="copy-repro" class="copy">copy</button></div>` +
       longrepr + (records.length ? records.map(recordHtml).join("") : `<p class="note">No subtest record.</p>`);
@@ -484,6 +546,8 @@
   // ------------------------------------------------------------ start
   drawFacts();
   drawSummary();
+  drawBorderline();
+  drawNonStrict();
   drawHistory();
   drawControls();
   wireGrid();

@@ -23,7 +23,7 @@ from etsuite.backends.harness import contract as ct
 from etsuite.backends.harness.contract import FAILING, PASSING, SKIPPING, Status
 from etsuite.tools import tally
 from etsuite.tools.baseline_diff import Change, Changes
-from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools.reports import Merged, TestResult, seed_policy_text
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 
@@ -104,6 +104,8 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "results": results,
         "runs": [_run_info(run) for run in merged.runs],
         "history": _history(merged, changes, history or []),
+        "borderline": _borderline(merged, order, flow_index),
+        "non_strict": _non_strict(merged, order),
     }
 
 
@@ -121,6 +123,36 @@ def _finite(value):
     if isinstance(value, list):
         return [_finite(item) for item in value]
     return value
+
+
+def _result_index(merged: Merged) -> dict[int, int]:
+    """Position of each result in `results` (by identity): how a section points at a cell."""
+    return {id(result): index for index, result in enumerate(merged.results)}
+
+
+def _borderline(merged: Merged, order, flow_index) -> dict | None:
+    """The borderline passes, all of them, closest to their bound first: [result, record
+    position, worst ratio, repro] each, and the count per flow whose outputs were
+    compared. None when no outputs were compared (the section is not shown)."""
+    rows = tally.quality(merged.results, order)
+    if not rows:
+        return None
+    index = _result_index(merged)
+    return {"ratio": tally.BORDERLINE_RATIO,
+            "rows": [[index[id(b.result)], _position(b.result.records, b.record),
+                      _finite(b.ratio), b.repro] for b in tally.borderline(merged.results)],
+            "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
+
+
+def _position(records: list, record) -> int:
+    return next(k for k, candidate in enumerate(records) if candidate is record)
+
+
+def _non_strict(merged: Merged, order) -> list:
+    """The tests of non-strict declared cases: [result, entry, observed status] each."""
+    index = _result_index(merged)
+    return [[index[id(d.result)], d.entry, d.observed]
+            for d in tally.non_strict(merged.results, order)]
 
 
 def _flow_info(merged: Merged, key) -> dict:
@@ -146,7 +178,8 @@ def _summary(merged: Merged, order, status_index) -> dict:
 
 
 def _run_info(run) -> dict:
-    return {"path": run.path, "kind": run.kind, "seed": run.seed, "finished": run.finished,
+    return {"path": run.path, "kind": run.kind, "seed": run.seed,
+            "seed_policy": seed_policy_text(run.seed_policy), "finished": run.finished,
             "exitcode": run.exitcode, "started": _when(run.started), "tests": run.tests,
             "torch": run.version("torch"), "executorch": run.version("executorch")}
 

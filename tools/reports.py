@@ -55,6 +55,12 @@ class Run:
     def seed(self):
         return (self.facts or {}).get("seed")
 
+    @property
+    def seed_policy(self):
+        """Where the run's seed came from: a key of contract.SEED_POLICIES, None in reports
+        older than the key (`seed_policy_text` says it in words)."""
+        return (self.facts or {}).get("seed_policy")
+
     def version(self, package: str) -> str | None:
         return ((self.facts or {}).get("versions") or {}).get(package)
 
@@ -71,6 +77,19 @@ class Run:
     def shard(self) -> tuple[int, int] | None:
         index, count = self.identity.get("shard"), self.identity.get("shards")
         return (index, count) if isinstance(index, int) and isinstance(count, int) else None
+
+
+SEED_POLICY_NOT_RECORDED = "not recorded"
+
+
+def seed_policy_text(policy) -> str:
+    """A seed policy key with what it means (contract.SEED_POLICIES), e.g. "pinned: pinned
+    ($ETSUITE_SEED, ...)". Reports older than the key say "not recorded"; a key this tool
+    does not know (a newer writer) is shown as it is, never dropped."""
+    if policy is None:
+        return SEED_POLICY_NOT_RECORDED
+    description = ct.SEED_POLICIES.get(policy) if isinstance(policy, str) else None
+    return f"{policy}: {description}" if description else f"{policy} (a policy this tool does not know)"
 
 
 @dataclass

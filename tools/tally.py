@@ -1,15 +1,18 @@
 """What the report shows, computed from merged results, without any formatting: counts
 per backend and flow, the support matrix, failures with their repro commands, error
-signatures, the slowest tests and delegation coverage. Kept apart from `markdown.py`
+signatures, the slowest tests, delegation coverage, numerical quality with its borderline
+passes, and the cases declared by non-strict expectations. Kept apart from `markdown.py`
 so the numbers can be tested without parsing markdown.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from etsuite.backends.harness.contract import ORDER, Status, repro_command, test_case_id
+from etsuite.backends.harness.contract import (ORDER, Status, SubtestRecord, repro_command,
+                                               test_case_id)
 from etsuite.tools import status as st
 from etsuite.tools.reports import Merged, TestResult
 from etsuite.tools.signature import signature
@@ -352,6 +355,13 @@ def total_coverage(results: list[TestResult]) -> Coverage:
 RATIO_BUCKETS = (0.01, 0.1, 0.5, 1.0)  # upper edges of max error / bound; beyond: over
 
 
+BORDERLINE_RATIO = 0.7
+"""A pass whose worst output's max error reached this share of its rule's bound is listed as
+borderline. A case's inputs come from the session seed, so a pass this close to the bound is
+the one likely to flip to fail_mismatch at another seed (or after a small numerical change)
+and to make a pinned-seed gate disagree with the next seed: it is shown before it flips."""
+
+
 @dataclass
 class Quality:
     """Per flow, over the subtests whose outputs were compared: the worst output's SQNR
@@ -362,6 +372,7 @@ class Quality:
     sqnr: list = field(default_factory=list)     # dB, finite values only
     exact: int = 0                               # subtests without any error
     ratios: list = field(default_factory=list)
+    borderline: int = 0                          # passing subtests at BORDERLINE_RATIO or more
 
     def buckets(self) -> list[int]:
         edges = (0.0, *RATIO_BUCKETS)
@@ -379,19 +390,92 @@ def percentile(values: list, share: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
 
 
+def _has_ratio(output) -> bool:
+    ratio = output.get("error_ratio") if isinstance(output, dict) else None
+    return isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and not math.isnan(ratio)
+
+
+def _judged(record: SubtestRecord) -> list[dict]:
+    """The outputs that carry an error ratio: those a rule judged and measured (an exact
+    rule that failed has None, an output without statistics no key)."""
+    return [o for o in record.outputs if _has_ratio(o)]
+
+
+def worst_ratio(record: SubtestRecord) -> float | None:
+    """The largest max error, in units of its rule's bound, over the record's outputs (1 is
+    the bound); None when no output has a ratio."""
+    return max((o["error_ratio"] for o in _judged(record)), default=None)
+
+
+def is_borderline(record: SubtestRecord) -> bool:
+    """A passing subtest that used BORDERLINE_RATIO or more of its bound."""
+    ratio = worst_ratio(record)
+    return record.status in st.PASSING and ratio is not None and ratio >= BORDERLINE_RATIO
+
+
 def quality(results: list[TestResult], order: list[FlowKey]) -> list[Quality]:
     rows = {key: Quality(*key) for key in order}
     for result in results:
         row = rows[flow_key(result)]
         for record in result.records:
-            judged = [o for o in record.outputs if isinstance(o, dict)
-                      and o.get("error_ratio") is not None]
+            judged = _judged(record)
             if not judged:
                 continue
-            row.ratios.append(max(o["error_ratio"] for o in judged))
+            row.ratios.append(worst_ratio(record))
+            row.borderline += is_borderline(record)
             sqnrs = [o["sqnr_db"] for o in judged if o.get("sqnr_db") is not None]
             if sqnrs:
                 row.sqnr.append(min(sqnrs))
             else:
                 row.exact += 1
     return [row for row in rows.values() if row.ratios]
+
+
+@dataclass
+class Borderline:
+    """One passing subtest close to its bound, with what a reader needs to rerun it."""
+
+    result: TestResult
+    record: SubtestRecord
+    ratio: float
+
+    @property
+    def repro(self) -> str:
+        return self.record.repro or repro(self.result)
+
+
+def borderline(results: list[TestResult]) -> list[Borderline]:
+    """Every borderline pass, closest to its bound first (then by node id and subtest)."""
+    found = [Borderline(result, record, worst_ratio(record))
+             for result in results for record in result.records if is_borderline(record)]
+    return sorted(found, key=lambda b: (-b.ratio, b.result.nodeid, b.record.subtest))
+
+
+# ---------------------------------------------------------------- non-strict declarations
+
+@dataclass
+class Declared:
+    """A test of a case that a non-strict [[fail]] entry declares (input-dependent: at one
+    seed it fails with the declared status and is an xfail, at another it passes, and
+    neither fails the run), so its pass is not mistaken for a fix nor its xfail for a
+    failure that reproduces."""
+
+    result: TestResult
+    entry: str | None          # the entry, "path:line" (`declared_by`)
+    observed: str | None       # under an xfail: the status the pipeline gave
+
+
+def is_non_strict(result: TestResult) -> bool:
+    return any(record.declared_strict is False for record in result.records)
+
+
+def non_strict(results: list[TestResult], order: list[FlowKey]) -> list[Declared]:
+    """The tests of non-strict declared cases, in flow order, then node id."""
+    rank = {key: index for index, key in enumerate(order)}
+    found = [r for r in results if is_non_strict(r)]
+    found.sort(key=lambda r: (rank.get(flow_key(r), len(rank)), r.nodeid))
+    return [Declared(result,
+                     next((x.declared_by for x in result.records if x.declared_by), None),
+                     next((x.observed_status for x in result.records
+                           if x.status is Status.XFAIL and x.observed_status), None))
+            for result in found]

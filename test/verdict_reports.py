@@ -1,0 +1,122 @@
+"""Real fixture reports (test/data/reports) edited the way the harness writes them since
+records name their [[fail]] entry and the facts their seed policy: close-to-bound passes,
+non-strict declared cases, a pinned seed. Editing real reports keeps every other field as
+the harness wrote it; the summary and page tests read the edited files like any input.
+"""
+
+import json
+from pathlib import Path
+
+from etsuite.backends.harness import contract as ct
+
+REPO = Path(__file__).resolve().parent.parent
+SHARD1 = "test/data/reports/xnnpack-shard1.json"
+PIPELINE = "test/data/reports/pipeline.json"
+ADD = "backends/suite/operators/test_add.py::"
+CASES = "test/data/reports/src/pipeline_cases.py::"
+
+# The edits of `scenario`: worst error ratios of passing subtests (node id, subtest).
+RATIOS = {
+    (ADD + "test_add_same_shape[xnnpack_static_int8_per_tensor]", 0): 0.9,
+    (ADD + "test_add_same_shape[xnnpack_static_int8_per_channel]", 0): 0.5,
+    (ADD + "test_add_broadcast[xnnpack_static_int8_per_tensor]", 1): 0.8,
+    (ADD + "test_add_broadcast[xnnpack_dynamic_int8_per_channel]", 0): 0.7,
+}
+FAILING_AT = (ADD + "test_add_broadcast[xnnpack_static_int8_per_channel]", 0)  # made a mismatch
+NON_STRICT_XFAIL = CASES + "test_known_gap[faulty_mismatch]"
+NON_STRICT_PASS = CASES + "test_known_gap[xnnpack]"
+STRICT_XPASS = CASES + "test_add[faulty_fixed]"
+ENTRIES = {NON_STRICT_XFAIL: "backends/faulty/expectations.toml:12",
+           NON_STRICT_PASS: "backends/xnnpack/expectations.toml:30",
+           STRICT_XPASS: "backends/faulty/expectations.toml:4"}
+
+
+def read(source: str) -> dict:
+    return json.loads((REPO / source).read_text(encoding="utf-8"))
+
+
+def write(data: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def entry_of(data: dict, nodeid: str) -> dict:
+    return next(t for t in data["tests"] if t["nodeid"] == nodeid)
+
+
+def record(data: dict, nodeid: str, subtest: int = 0) -> dict:
+    return entry_of(data, nodeid)["metadata"]["subtests"][subtest]
+
+
+def set_ratio(found: dict, ratio: float) -> None:
+    """The worst output at `ratio` of its bound, and a margin that says so."""
+    found["outputs"][0]["error_ratio"] = ratio
+    found["margin"] = f"SQNR 30.0 dB, needs 20; max error {ratio * 32:.3g} steps, bound 32"
+
+
+def declare(found: dict, entry: str, strict: bool) -> None:
+    """What expectations.judge writes on a declared case's records."""
+    found["declared_by"], found["declared_strict"] = entry, strict
+    if found["status"] == "xfail":
+        found["observed_status"] = "fail_mismatch"
+
+
+def pin_seed(data: dict, policy: str | None) -> None:
+    """The facts as contract.session_facts writes them with a seed policy."""
+    facts = data[ct.REPORT_KEY]
+    data[ct.REPORT_KEY] = ct.session_facts(facts["seed"], facts["versions"], facts["flows"],
+                                           facts.get("run"), seed_policy=policy)
+
+
+def close_passes(data: dict) -> None:
+    for (nodeid, subtest), ratio in RATIOS.items():
+        set_ratio(record(data, nodeid, subtest), ratio)
+    failing = record(data, *FAILING_AT)
+    set_ratio(failing, 1.5)
+    failing.update(status="fail_mismatch", stage="compare", error="outputs differ")
+    entry_of(data, FAILING_AT[0])["outcome"] = "failed"
+    # Outputs without a ratio (an exact rule that failed, no statistics) are not a ratio.
+    record(data, ADD + "test_add_same_shape[xnnpack]")["outputs"] = [
+        {"max_abs_error": 1.0, "error_ratio": None}, {"max_abs_error": 0.0}]
+
+
+def declared_cases(data: dict) -> None:
+    for nodeid, entry in ENTRIES.items():
+        for found in entry_of(data, nodeid)["metadata"]["subtests"]:
+            declare(found, entry, strict=nodeid == STRICT_XPASS)
+
+
+def scenario(folder: Path, policy: str | None = "pinned") -> list[Path]:
+    """Two reports of one run: XNNPACK passes close to their bound (RATIOS) and one that
+    failed beyond it; the pipeline's cases with a non-strict xfail, a non-strict pass and
+    a strict xpass. Both say `policy` as their seed policy."""
+    shard, pipeline = read(SHARD1), read(PIPELINE)
+    close_passes(shard)
+    declared_cases(pipeline)
+    for data in (shard, pipeline):
+        pin_seed(data, policy)
+    return [write(shard, folder / "xnnpack-shard1.json"),
+            write(pipeline, folder / "pipeline.json")]
+
+
+def many_close_passes(folder: Path, copies: int) -> tuple[Path, list[float]]:
+    """xnnpack-shard1's tests repeated under new node ids, every passing subtest between
+    0.7 and 1 of its bound, all ratios different: returns the report and the ratios."""
+    data = read(SHARD1)
+    tests, ratios = [], []
+    for copy in range(copies):
+        for test in data["tests"]:
+            nodeid = test["nodeid"].replace("::test_", f"::test_{copy}_")
+            records = []
+            for found in test["metadata"]["subtests"]:
+                found = dict(found, test_id=nodeid, test_case=nodeid.split("[")[0],
+                             outputs=[dict(o) for o in found["outputs"]],
+                             repro=found["repro"].replace(test["nodeid"], nodeid))
+                ratio = round(0.7 + 0.299 * (len(ratios) * 7919 % 1000) / 1000, 6)
+                set_ratio(found, ratio)
+                ratios.append(ratio)
+                records.append(found)
+            tests.append(dict(test, nodeid=nodeid, metadata={"subtests": records}))
+    data["tests"] = tests
+    return write(data, folder / "many.json"), ratios
