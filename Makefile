@@ -38,7 +38,12 @@ help: ## list the targets
 	@echo "                          N shards balanced by backends/<name>/durations.json"
 	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
 	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
-	@echo "make update-expectations BACKEND=<name>"
+	@echo "make check-declared [BACKEND=<name>]"
+	@echo "                          run every case an expectations file names at the pinned seed (.ci/seed)"
+	@echo "                          (DECLARED=fail_mismatch,tolerance DECLARED_SAMPLE=K/N PASSING_SAMPLE=K/N)"
+	@echo "make sweep BACKEND=<name> SEEDS='1 2 3' [ARGS=--declared]"
+	@echo "                          the same selection at each seed -> reports/sweep/; what depends on the seed"
+	@echo "make update-expectations BACKEND=<name> [UPDATE_FROM='reports/sweep/<name>-seed*.json']"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
 	@echo "                          (or, from a killed run, the finished tests of reports/<name>.partial.jsonl)"
 	@echo "make update-durations BACKEND=<name>"
@@ -83,6 +88,34 @@ page: $(TOX)
 
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
+
+# The declared-entries check (backends/harness/declared.py): every case an expectations
+# file names, run at the seed pinned in .ci/seed (or $ETSUITE_SEED), for the backends that
+# lower on a Linux CPU host (BACKEND=<name>: one). DECLARED=<statuses and kinds> narrows
+# what runs every time; DECLARED_SAMPLE=K/N and PASSING_SAMPLE=K/N add rotating slices of
+# the other declared cases and of the undeclared ones. -> reports/declared-<backend>.json, .md
+CHECK_BACKENDS := portable xnnpack openvino arm coreml vulkan
+DECLARED ?= all
+DECLARED_SAMPLE ?=
+PASSING_SAMPLE ?=
+check-declared: $(TOX)
+	@if [ -n "$(BACKEND)" ] && [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
+	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
+	@mkdir -p reports
+	@seed=$${ETSUITE_SEED:-$$(cat .ci/seed)}; failed=""; \
+	for b in $(or $(BACKEND),$(CHECK_BACKENDS)); do \
+	  echo "make check-declared: $$b at seed $$seed"; \
+	  ETSUITE_SEED=$$seed $(TOX) -e $$b -- --declared $(DECLARED) --allow-unavailable \
+	    $(if $(DECLARED_SAMPLE),--declared-sample $(DECLARED_SAMPLE)) \
+	    $(if $(PASSING_SAMPLE),--passing-sample $(PASSING_SAMPLE)) \
+	    --json-report-file=reports/declared-$$b.json $(ARGS); status=$$?; \
+	  [ $$status -eq 0 ] || [ $$status -eq 5 ] || failed="$$failed $$b"; \
+	  report=reports/declared-$$b.json; [ -f $$report ] || report=reports/declared-$$b.partial.jsonl; \
+	  $(TOX) -q -e summary -- $$report --output reports/declared-$$b.md >/dev/null || true; \
+	done; \
+	if [ -n "$$failed" ]; then \
+	  echo "make check-declared: a declared verdict no longer holds (or a sampled case fails) in:$$failed; see reports/declared-<backend>.md" >&2; exit 1; fi; \
+	echo "make check-declared: every declared verdict checked holds"
 
 # A seed sweep: the same selection at several seeds, then what changed with the seed.
 SEEDS ?= 1 2 3

@@ -224,16 +224,22 @@ def test_declared_runs_only_the_cases_an_entry_names(tmp_path):
         assert names == {"test_always[noisy]", "test_loose[noisy]"}
         _, names = collected("--declared", "tolerance")
         assert names == {"test_loose[noisy]"}
-        # The rotating sample: over its N slices every other case comes once.
-        seen = []
+        # The rotating samples: over N slices each other case comes once, declared
+        # ones in --declared-sample's, the rest in --passing-sample's.
+        declared_seen, passing_seen = [], []
         for k in (1, 2, 3):
             _, names = collected("--declared", "tolerance", "--declared-sample", f"{k}/3")
-            seen.extend(names - {"test_loose[noisy]"})
-        assert sorted(seen) == ["test_always[noisy]", "test_fine[noisy]", "test_flips[noisy]"]
+            declared_seen.extend(names - {"test_loose[noisy]"})
+            _, names = collected("--declared", "tolerance", "--passing-sample", f"{k}/3")
+            passing_seen.extend(names - {"test_loose[noisy]"})
+        assert declared_seen == ["test_always[noisy]"]
+        assert sorted(passing_seen) == ["test_fine[noisy]", "test_flips[noisy]"]
         bad, _ = collected("--declared", "fail_nothing")
         assert bad.ret == 4 and "unknown fail_nothing" in bad.stderr.str()
         bad, _ = collected("--declared", "--declared-sample", "4/3")
         assert bad.ret == 4 and "1 <= K <= N" in bad.stderr.str()
+        bad, _ = collected("--passing-sample", "1/3")
+        assert bad.ret == 4 and "go with --declared" in bad.stderr.str()
     finally:
         (folder.path / "expectations.toml").unlink()
 

@@ -1,8 +1,11 @@
 """The declared-entries check (`--declared`, what `make check-declared` and CI run):
 only the cases an expectations file names, so that a stale entry fails in the change
-that made it stale instead of weeks later in someone's full run, plus a rotating sample
-of the undeclared cases (`--declared-sample K/N`) that catches a pass turning into a
-failure: over N consecutive checks every case is run once.
+that made it stale instead of weeks later in someone's full run. Where running them all
+costs too much, `--declared WHAT` runs the kinds that depend on the inputs and on the
+judging rules (fail_mismatch, tolerance) every time and `--declared-sample K/N` a
+rotating slice of the others; `--passing-sample K/N` adds a rotating slice of the cases
+no entry names, which catches a pass turning into a failure. Over N consecutive checks
+with K = 1..N, a slice covers every case once.
 
 Torch-free: applied at collection time.
 """
@@ -27,9 +30,19 @@ def addoption(group) -> None:
                          "WHAT narrows it to some statuses and kinds, e.g. "
                          "fail_mismatch,tolerance (default: all)")
     group.addoption("--declared-sample", type=_sample_arg, default=None, metavar="K/N",
-                    help="with --declared, also run the K-th of N slices of the other cases "
-                         "(a slice is chosen by a hash of the node id, so N checks with "
-                         "K = 1..N cover every case once)")
+                    help="with --declared WHAT, also run the K-th of N slices of the other "
+                         "declared cases (slices by a hash of the node id: N runs with "
+                         "K = 1..N cover each once)")
+    group.addoption("--passing-sample", type=_sample_arg, default=None, metavar="K/N",
+                    help="with --declared, also run the K-th of N slices of the cases no "
+                         "entry names (expected to pass): catches a pass turning into a "
+                         "failure")
+
+
+def check_options(option) -> None:
+    """A sample without --declared would run nothing extra: say so (ValueError)."""
+    if not option.declared and (option.declared_sample or option.passing_sample):
+        raise ValueError("--declared-sample and --passing-sample go with --declared")
 
 
 def _sample_arg(text: str) -> tuple[int, int]:
@@ -66,6 +79,15 @@ def is_declared(expectations: Expectations, flow: str, case: str,
         return True
     return any(e.kind in wanted and e.kind != "fail" and e.applies(flow, case)
                for e in expectations.entries)
+
+
+def checked(expectations: Expectations, flow: str, case: str, nodeid: str, option) -> bool:
+    """Whether a `--declared` run (its pytest options in `option`) runs this item."""
+    if is_declared(expectations, flow, case, option.declared):
+        return True
+    if is_declared(expectations, flow, case, _declared_arg("all")):
+        return in_sample(nodeid, option.declared_sample)
+    return in_sample(nodeid, option.passing_sample)
 
 
 def in_sample(nodeid: str, sample: tuple[int, int] | None) -> bool:

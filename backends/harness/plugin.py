@@ -111,9 +111,11 @@ class RunIdentity:
         if option.markexpr:
             parts.append(f"-m {option.markexpr!r}")
         if option.declared:
-            sample = option.declared_sample
-            parts.append(f"--declared {','.join(sorted(option.declared))}" + (f" --declared-sample {sample[0]}/{sample[1]}"
-                                         if sample else ""))
+            parts.append(f"--declared {','.join(sorted(option.declared))}")
+            for name in ("declared_sample", "passing_sample"):
+                sample = getattr(option, name)
+                if sample:
+                    parts.append(f"--{name.replace('_', '-')} {sample[0]}/{sample[1]}")
         self.selection = " ".join(parts)
 
     def seed(self) -> int:
@@ -176,6 +178,7 @@ def pytest_configure(config):
         flows_by_name = index_flows(flows)
         selected = select_flows(flows_by_name, config.option.backend, config.option.flow)
         time_limits = isolation.parse_time_limits(config)
+        declared.check_options(config.option)
         resumed = stream.resumed_run(config)
     except (UnknownNameError, isolation.SettingError, ValueError) as error:
         raise pytest.UsageError(str(error))
@@ -413,9 +416,8 @@ def _not_checked(config, state: SessionState, item) -> bool:
     flow = _flow_of(item, state)
     if flow is None:
         return True
-    return not (declared.is_declared(flow.expectations, flow.name, _case_of(item, flow),
-                                     config.option.declared)
-                or declared.in_sample(item.nodeid, config.option.declared_sample))
+    return not declared.checked(flow.expectations, flow.name, _case_of(item, flow),
+                                item.nodeid, config.option)
 
 
 def _longest_first(state: SessionState, items: list, durations: dict[str, float]) -> None:
