@@ -138,6 +138,10 @@ def test_every_fault_contained_and_reported(faulty_project, run_suite, mode):
     assert crashed["status"] == "fail_crash" and crashed["stage"] == "run"
     assert "SIGABRT" in crashed["error"] and crashed["subtest"] == 0
     assert crashed["seed"] == 3 and "--seed 3" in crashed["repro"]
+    # faulthandler's last words are in the record, not on the console
+    assert "Fatal Python error: Aborted" in crashed["crash_dump"]
+    assert "Fatal Python error: Segmentation fault" in lost["crash_dump"]
+    assert "Fatal Python error" not in run.stdout + run.stderr
     assert crashed["flow"] == "portable_aborting" and crashed["backend"] == "faulty"
     assert run.ret == 1
     assert not list(faulty_project.path.glob("reports/*.partial.jsonl"))  # finished: stream removed

@@ -176,6 +176,10 @@ class SubtestRecord:
     # fail with its status or pass, and never fails a run by itself).
     declared_by: str | None = None
     declared_strict: bool | None = None
+    # A crashed test's last words: what faulthandler wrote as the process died (each
+    # thread's Python stack, the extension modules loaded), trimmed; kept here rather
+    # than printed on the console.
+    crash_dump: str | None = None
 
     def __post_init__(self):
         try:

@@ -10,11 +10,13 @@ def pytest_etsuite_flows(config):
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_etsuite_child_lost(item, status, message, stage, records, duration):
+def pytest_etsuite_child_lost(item, status, message, stage, records, duration, crash_dump):
     """The isolation layer lost the child running `item`: it crashed (`status` is
     fail_crash) or was killed at its time limit (fail_timeout). `records` are the record
     dicts the child finished before, `stage` the pipeline stage it had entered after them
-    (or None). Return the call-phase TestReport that stands for the test.
+    (or None), `crash_dump` what faulthandler wrote as it died (Python stacks and the
+    extension modules; None when it wrote nothing). Return the call-phase TestReport
+    that stands for the test.
 
     Modelled on pytest-xdist's `pytest_handlecrashitem`: the isolation layer reports
     the loss, the plugin decides what the report and its records say."""

@@ -16,12 +16,14 @@ survive fork, and using it would hang the child.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import gc
 import json
 import os
 import select
 import signal
 import sys
+import tempfile
 import time
 import traceback
 
@@ -33,6 +35,7 @@ from etsuite.backends.harness.contract import Status, trim_error
 PROGRESS_KEY = pytest.StashKey[object]()
 DEFAULT_TIME_LIMITS = ("backends/suite/models/=1200", "=300")
 TIME_LIMITS_INI = "etsuite_time_limits"
+CRASH_DUMP_LIMIT = 6000  # characters of a faulthandler dump kept in the record
 
 
 def _seconds(text: str) -> float:
@@ -150,10 +153,12 @@ class IsolationPlugin:
         return True
 
 
-def _child_main(item, write_fd: int) -> None:
-    """Runs in the forked child; never returns."""
+def _child_main(item, write_fd: int, dump_file) -> None:
+    """Runs in the forked child; never returns. A fatal signal's faulthandler dump goes
+    to `dump_file`, which the parent reads into the crash record, not to the console."""
     code = 0
     try:
+        faulthandler.enable(file=dump_file, all_threads=True)
         out = os.fdopen(write_fd, "w", buffering=1)
 
         def send(event: dict) -> None:
@@ -186,20 +191,23 @@ def run_in_child(item, limit: float) -> list:
     # would otherwise touch (and so copy) every page of the parent's heap.
     gc.freeze()
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
+    with tempfile.TemporaryFile() as dump_file:
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child_main(item, write_fd, dump_file)
+        gc.unfreeze()  # the parent's own garbage stays collectable
+        os.close(write_fd)
+        events, timed_out = _collect_events(read_fd, pid, started + limit)
         os.close(read_fd)
-        _child_main(item, write_fd)
-    gc.unfreeze()  # the parent's own garbage stays collectable
-    os.close(write_fd)
-    events, timed_out = _collect_events(read_fd, pid, started + limit)
-    os.close(read_fd)
-    _, status = os.waitpid(pid, 0)
-    duration = time.monotonic() - started
-    for event in events:
-        if event["event"] == "reports":
-            return [_report_from_json(item.config, data) for data in event["reports"]]
-    return [_lost_child_report(item, events, status, timed_out, limit, duration)]
+        _, status = os.waitpid(pid, 0)
+        duration = time.monotonic() - started
+        for event in events:
+            if event["event"] == "reports":
+                return [_report_from_json(item.config, data) for data in event["reports"]]
+        dump_file.seek(0)
+        dump = dump_file.read().decode("utf-8", "replace").strip() or None
+    return [_lost_child_report(item, events, status, timed_out, limit, duration, dump)]
 
 
 def _report_from_json(config, data: dict):
@@ -228,7 +236,7 @@ def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool
         events.extend(json.loads(line) for line in lines if line.strip())
 
 
-def _lost_child_report(item, events, status, timed_out, limit, duration):
+def _lost_child_report(item, events, status, timed_out, limit, duration, dump=None):
     """The child ended without reporting: say how, and let the plugin make the report."""
     records = [e["record"] for e in events if e["event"] == "record"]
     # Only a stage entered after the last finished subtest tells where the child died.
@@ -251,7 +259,8 @@ def _lost_child_report(item, events, status, timed_out, limit, duration):
         message += "\n" + internal[-1]
     return item.config.hook.pytest_etsuite_child_lost(
         item=item, status=verdict, message=trim_error(message), stage=last_stage,
-        records=records, duration=duration)
+        records=records, duration=duration,
+        crash_dump=trim_error(dump, CRASH_DUMP_LIMIT) if dump else None)
 
 
 def _describe_exit(status: int) -> str:

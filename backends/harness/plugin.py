@@ -679,10 +679,11 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def pytest_etsuite_child_lost(item, status, message, stage, records, duration):
+def pytest_etsuite_child_lost(item, status, message, stage, records, duration, crash_dump):
     """The isolation layer lost the test's child: the records it finished, plus one for
     the subtest that was running when it died (or ran out of time)."""
-    lost = record_for_item(item, len(records), status=status, stage=stage, error=message)
+    lost = record_for_item(item, len(records), status=status, stage=stage, error=message,
+                           crash_dump=crash_dump)
     in_progress = [SubtestRecord.from_dict(r) for r in records] + [lost]
     flow = _flow_of(item, item.config.stash[STATE_KEY])
     verdict = judge(flow.expectations, flow.name, _case_of(item, flow), in_progress) \
