@@ -257,3 +257,44 @@ def test_a_pinned_seed_is_used_and_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("ETSUITE_SEED", "soon")
     bad = run_forked(folder, "--backend", "selftest", "-n", "0", "-k", "fine")
     assert bad.ret == 4 and "$ETSUITE_SEED='soon'" in bad.stderr.str()
+
+
+def sweep_of(*outcomes, flow="f"):
+    """A CaseSweep from (status or None, worst error ratio, least SQNR) per seed."""
+    return stability.CaseSweep("c.py::t", flow, [
+        stability.SeedOutcome(seed, None if status is None else ex.Status(status),
+                              "boom", ratio, sqnr)
+        for seed, (status, ratio, sqnr) in enumerate(outcomes, 1)])
+
+
+@pytest.mark.parametrize("outcomes, floor, kind, rule", [
+    # the same clear failure at every seed: strict
+    ([("fail_mismatch", 5.0, None)] * 3, None, "strict", ()),
+    # nan/inf elements differ at every seed (ratio of finite ones under 1): strict
+    ([("fail_mismatch", 0.0, None)] * 3, None, "strict", ()),
+    # fails at every seed, but once just over its bound: a tolerance, 1.5x the worst
+    ([("fail_mismatch", 1.2, None), ("fail_mismatch", 2.0, None)], None, "tolerance",
+     (("bound_scale", 3.0),)),
+    # comes and goes with the inputs, within 8x: a tolerance
+    ([(None, 0.5, None), ("fail_mismatch", 2.4, None)], None, "tolerance",
+     (("bound_scale", 3.6),)),
+    # comes and goes, far beyond any honest bound: non-strict
+    ([(None, 0.5, None), ("fail_mismatch", 40.0, None)], None, "non-strict", ()),
+    # an exact output differs at one seed: no bound to widen, non-strict
+    ([(None, 0.0, None), ("fail_mismatch", float("inf"), None)], None, "non-strict", ()),
+    # a quantized mismatch short of its SQNR floor by a little: the floor is lowered (and
+    # the bound widened, as 0.9x leaves less than the headroom)
+    ([(None, 0.3, 25.0), ("fail_mismatch", 0.9, 18.5)], 20.0, "tolerance",
+     (("bound_scale", 1.4), ("min_sqnr_db", 15.0))),
+    # ... by too much to call it a precision gap: non-strict
+    ([(None, 0.3, 25.0), ("fail_mismatch", 2.0, 9.0)], 20.0, "non-strict", ()),
+    # a failure at another stage at some seeds only: non-strict, with that status
+    ([(None, 0.1, None), ("fail_run", None, None)], None, "non-strict", ()),
+    # passes everywhere: nothing to declare
+    ([(None, 0.1, None)] * 3, None, "pass", ()),
+])
+def test_what_a_sweep_of_one_case_declares(outcomes, floor, kind, rule):
+    decided = ex.declaration(sweep_of(*outcomes), floor)
+    assert (decided.kind, decided.rule) == (kind, rule)
+    if kind == "non-strict":
+        assert decided.status == next(ex.Status(s) for s, _, _ in outcomes if s)

@@ -266,8 +266,9 @@ def rewrite_status(record: SubtestRecord, status: Status) -> None:
 # (stability.py reads them). A declared verdict must hold at any seed:
 # - the same failure at every seed, clear of its bound: a strict [[fail]] entry;
 # - a mismatch that comes and goes with the inputs (or stays within CLEAR_RATIO of its
-#   bound) and that a moderately wider bound explains: a [[tolerance]] entry whose
-#   `bound_scale` covers the sweep's worst error with headroom, its figures in the reason;
+#   bound) and that a moderately wider bound explains (at most MAX_BOUND_SCALE times, an
+#   SQNR floor at most MAX_SQNR_DROP_DB lower): a [[tolerance]] entry whose `bound_scale`
+#   covers the sweep's worst error with headroom, its figures in the reason;
 # - anything else that depends on the seed (a mismatch far beyond any honest bound, an
 #   exact output that differs at some seeds, a failure at another stage on some inputs):
 #   a non-strict [[fail]] entry (`strict = false`), listed apart by the summary.
@@ -278,8 +279,11 @@ MAX_BOUND_SCALE = 8.0
 # The tolerance written covers the sweep's worst error times this (inputs of other seeds
 # come a little closer to the edge than the few a sweep saw).
 HEADROOM = 1.5
-# An SQNR floor lowered by a tolerance sits this far under the worst SQNR seen.
+# An SQNR floor lowered by a tolerance sits this far under the worst SQNR seen, and a
+# tolerance may lower a flow's floor by at most MAX_SQNR_DROP_DB (beyond, the result is
+# too noisy to call a precision gap).
 SQNR_HEADROOM_DB = 3.0
+MAX_SQNR_DROP_DB = 6.0
 
 
 def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], CaseSweep]:
@@ -338,7 +342,7 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
         rule.append((BOUND_SCALE, _round_up(max(ratios) * HEADROOM)))
     if sqnr_short:
         floor = math.floor(min(sqnrs) - SQNR_HEADROOM_DB)
-        if floor <= 0:
+        if floor <= 0 or sqnr_floor - floor > MAX_SQNR_DROP_DB:
             return ()
         rule.append(("min_sqnr_db", float(floor)))
     return tuple(rule)
