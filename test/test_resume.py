@@ -8,6 +8,7 @@ import pytest
 from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
+from etsuite.backends.harness import stability
 from etsuite.tools import reports
 
 CASES = """
@@ -118,13 +119,16 @@ def test_resume_refuses_another_selection_and_starts_afresh_without_a_stream(kil
 
 def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run):
     pytester, before = killed_run
-    tests = dict(ex._tests_in(pytester.path / STREAM))
+    seed, tests = stability.tests_in(pytester.path / STREAM)
+    tests = dict(tests)
     # test_c was running when the session died: not finished, not observed; the crash of
     # test_a2 ended that test only, so it counts.
     assert set(tests) == {f"test_cases.py::{name}" for name in before}
     assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
+    assert seed == json.loads((pytester.path / STREAM).read_text().splitlines()[0])["facts"]["seed"]
     seen = ex.observe([pytester.path / STREAM], "portable")
-    assert seen[("test_cases.py::test_a", "portable")] == ex.Observed(None)
-    crash = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")]
+    (passed,) = seen[("test_cases.py::test_a", "portable")].outcomes
+    assert passed.status is None and passed.seed == seed
+    (crash,) = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")].outcomes
     assert crash.status.value == "fail_crash" and "SIGABRT" in crash.error
     assert len(seen) == 2  # test_b's failure is the test's own, outside any subtest

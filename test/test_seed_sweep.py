@@ -13,6 +13,7 @@ from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
+from etsuite.backends.harness import sweep as sweep_cli
 from etsuite.backends.harness.plugin import seed_everything
 from etsuite.backends.harness.selection import derive_seed
 
@@ -151,13 +152,13 @@ def stability_report_names_what_depends_on_the_seed(reports, capsys):
         assert by_case[name].depends_on_seed, by_case[name]
         assert [o.status is None for o in by_case[name].outcomes] == [False, True, False]
     assert 2 < max(by_case["test_loose"].ratios) < 3.5
-    assert stability.main([str(r) for r in reports]) == 1
+    assert sweep_cli.main([str(r) for r in reports]) == 1
     out = capsys.readouterr().out
     assert "## Verdict depends on the seed" in out
     dependent = out.split("## Verdict depends on the seed")[1].split("## Verdict held")[0]
     assert "`test_cases.py::test_flips` | noisy" in dependent
     assert "test_always" not in dependent  # it failed at every seed, far beyond its bound
-    assert stability.main([str(reports[1])]) == 0  # one seed: nothing can depend on it
+    assert sweep_cli.main([str(reports[1])]) == 0  # one seed: nothing can depend on it
 
 
 def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports):

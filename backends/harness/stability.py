@@ -1,25 +1,17 @@
 """What a seed sweep saw: the same selection run at several seeds (`make sweep`), read
-back per case and flow, and classified, so that a declared verdict is one that holds at
-any seed rather than at the one it was written from.
-
-    python -m etsuite.backends.harness.stability reports/sweep/xnnpack-seed*.json \
-        [--output reports/sweep/xnnpack-stability.md]
-
-prints each case whose verdict or margin depends on the seed: the statuses seen per seed,
-the range of the worst output's error ratio (its largest error in units of the rule's
-bound) and of its SQNR. Exit 1 when a verdict depends on the seed, 0 when every case had
-one verdict, 2 on bad input. The updater (`update_expectations.py`) decides from the same
-classification what to declare, and how.
+back per case and flow and classified, so that a declared verdict is one that holds at
+any seed rather than at the one it was written from. Per case and flow: the status at
+each seed, the range of the worst output's error ratio (its largest error in units of
+the rule's bound) and of its SQNR. `sweep.py` prints it; the updater decides from it what
+to declare (expectations.`declaration`).
 
 Torch-free: it reads reports only.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,7 +151,7 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
     return None
 
 
-def _tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
+def tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
     """(the report's seed, [(node id, record dicts)]) of a JSON report, or of the tests a
     results stream (a killed or running session's `.partial.jsonl`) shows finished."""
     text = path.read_text(encoding="utf-8")
@@ -183,7 +175,7 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
     case with a verdict. Reports of one seed (shards of one run) add to the same seed."""
     sweeps: dict[tuple, CaseSweep] = {}
     for path in report_paths:
-        seed, tests = _tests_in(path)
+        seed, tests = tests_in(path)
         for nodeid, subtests in tests:
             records = [SubtestRecord.from_dict(r) for r in subtests]
             records = [r for r in records if r.flow and (backend is None or r.backend == backend)]
@@ -204,13 +196,6 @@ def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None) -
     floors = floors or {}
     return [s for _, s in sorted(sweeps.items())
             if s.depends_on_seed or s.near_bound(floors.get(s.flow))]
-
-
-def sqnr_floors() -> dict[str, float | None]:
-    """Each known flow's least SQNR (None: not a quantizing rule); flows are torch-free."""
-    from etsuite.backends.harness.registry import builtin_flows
-
-    return {f.name: f.tolerance.min_sqnr_db for f in builtin_flows()}
 
 
 def markdown(sweeps: dict[tuple, CaseSweep], seeds: list, floors: dict | None = None) -> str:
@@ -243,35 +228,3 @@ def markdown(sweeps: dict[tuple, CaseSweep], seeds: list, floors: dict | None = 
             lines.append(f"| `{s.case}` | {s.flow} | {per_seed} | {s.figures()} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m etsuite.backends.harness.stability",
-        description="Which verdicts of a seed sweep's reports depend on the seed.")
-    parser.add_argument("reports", nargs="+", help="JSON reports or results streams, "
-                                                   "one run per seed")
-    parser.add_argument("--backend", default=None, help="only this backend's records")
-    parser.add_argument("--output", default=None, help="also write the markdown here")
-    args = parser.parse_args(argv)
-    paths = [Path(p) for p in args.reports]
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        parser.error(f"no report {', '.join(missing)}")
-    try:
-        sweeps = sweep_of(paths, args.backend)
-        seeds = sorted({_tests_in(p)[0] for p in paths}, key=str)
-    except (json.JSONDecodeError, ValueError) as error:
-        sys.stderr.write(f"stability: error: {error}\n")
-        return 2
-    floors = sqnr_floors()
-    text = markdown(sweeps, seeds, floors)
-    sys.stdout.write(text + "\n")
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    return 1 if seed_dependent(sweeps, floors) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
