@@ -117,7 +117,7 @@ def test_seed_printed_in_header_and_stored_in_report(simple):
     report = simple.path / "r.json"
     result = simple.runpytest("--seed", "4242", "-k", "plain", "--json-report",
                               f"--json-report-file={report}")
-    assert "etsuite: seed 4242 (--seed given; rerun with --seed 4242)" in result.stdout.str()
+    assert "etsuite: seed 4242 (option: given with --seed; rerun with --seed 4242)" in result.stdout.str()
     assert json.loads(report.read_text())["etsuite"]["seed"] == 4242
 
 

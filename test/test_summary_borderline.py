@@ -176,8 +176,8 @@ def seeds_line(merged) -> str:
 
 def test_the_header_names_the_seed_policy(merged):
     assert seeds_line(merged) == (
-        "- **Seeds:** 1234, seed policy pinned: pinned (\\$ETSUITE_SEED, e.g. CI's .ci/seed)")
-    assert ct.SEED_POLICIES["pinned"] == "pinned ($ETSUITE_SEED, e.g. CI's .ci/seed)"
+        "- **Seeds:** 1234, seed policy pinned: \\$ETSUITE_SEED, e.g. CI's .ci/seed")
+    assert ct.SEED_POLICIES["pinned"] == "$ETSUITE_SEED, e.g. CI's .ci/seed"
     assert {run.seed_policy for run in merged.runs} == {"pinned"}  # the key, as written
 
 
@@ -191,9 +191,9 @@ def test_each_run_says_its_own_seed_policy(tmp_path):
     assert seeds_line(merged) == (
         "- **Seeds:** 1 run: 1234, seed policy lunar (a policy this tool does not know); "
         "1 run: 1234, seed policy not recorded; "
-        "1 run: 1234, seed policy pinned: pinned (\\$ETSUITE_SEED, e.g. CI's .ci/seed)")
+        "1 run: 1234, seed policy pinned: \\$ETSUITE_SEED, e.g. CI's .ci/seed")
     assert [run["seed_policy"] for run in page.page_data(merged)["runs"]] == [
-        "pinned: pinned ($ETSUITE_SEED, e.g. CI's .ci/seed)", "not recorded",
+        "pinned: $ETSUITE_SEED, e.g. CI's .ci/seed", "not recorded",
         "lunar (a policy this tool does not know)"]
 
 

@@ -83,7 +83,7 @@ SEED_POLICY_NOT_RECORDED = "not recorded"
 
 
 def seed_policy_text(policy) -> str:
-    """A seed policy key with what it means (contract.SEED_POLICIES), e.g. "pinned: pinned
+    """A seed policy key with what it means (contract.SEED_POLICIES), e.g. "pinned: $ETSUITE_SEED
     ($ETSUITE_SEED, ...)". Reports older than the key say "not recorded"; a key this tool
     does not know (a newer writer) is shown as it is, never dropped."""
     if policy is None:

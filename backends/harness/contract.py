@@ -247,11 +247,11 @@ def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
 
 # Where a session's seed came from (`seed_policy` in the session facts).
 SEED_POLICIES = {
-    "option": "--seed given",
-    "pinned": "pinned ($ETSUITE_SEED, e.g. CI's .ci/seed)",
+    "option": "given with --seed",
+    "pinned": "$ETSUITE_SEED, e.g. CI's .ci/seed",
     "resumed": "the killed run's seed (--resume)",
     "run": "derived from the run id and selection (shards of one run share it)",
-    "random": "random",
+    "random": "drawn at random",
 }
 
 

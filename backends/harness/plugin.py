@@ -286,7 +286,8 @@ def _check_resumable(resumed, run: "RunIdentity", seed: int | None) -> None:
 def pytest_report_header(config):
     state = config.stash[STATE_KEY]
     names = ", ".join(f.name for f in state.selected) or "none"
-    lines = [f"etsuite: seed {state.seed} ({SEED_POLICIES[state.seed_policy]}; rerun with "
+    lines = [f"etsuite: seed {state.seed} ({state.seed_policy}: "
+             f"{SEED_POLICIES[state.seed_policy]}; rerun with "
              f"--seed {state.seed}); flows: {names}"]
     for flow in state.selected:
         reason = state.unavailable[flow.name]
