@@ -17,6 +17,7 @@ import hashlib
 
 from etsuite.backends.harness.contract import Status
 from etsuite.backends.harness.expectations import Expectations
+from etsuite.backends.harness.sharding import ShardError, parse_shard
 
 # The kinds whose verdicts a run can prove stale (a skip is not run, so it cannot).
 CHECKED_KINDS = ("fail", "tolerance", "must_delegate")
@@ -46,14 +47,11 @@ def check_options(option) -> None:
 
 
 def _sample_arg(text: str) -> tuple[int, int]:
-    index, slash, count = text.partition("/")
+    """K/N, as --shard takes it."""
     try:
-        k, n = int(index), int(count)
-    except ValueError:
-        k = n = 0
-    if not slash or not (1 <= k <= n):
-        raise argparse.ArgumentTypeError(f"wants K/N with 1 <= K <= N, got {text!r}")
-    return k, n
+        return parse_shard(text, "a sample")
+    except ShardError as error:
+        raise argparse.ArgumentTypeError(str(error))
 
 
 def _declared_arg(text: str) -> frozenset[str]:

@@ -41,14 +41,14 @@ class ShardError(ValueError):
     """A malformed --shard value or durations file; the plugin makes it a usage error."""
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """'2/4' -> (2, 4): the second of four shards, counted from 1."""
+def parse_shard(text: str, option: str = "--shard") -> tuple[int, int]:
+    """'2/4' -> (2, 4): the second of four shards (or slices, for `option`), from 1."""
     parts = text.strip().split("/")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise ShardError(f"--shard wants K/N (e.g. 2/4), got {text!r}")
+        raise ShardError(f"{option} wants K/N (e.g. 2/4), got {text!r}")
     index, count = (int(p) for p in parts)
     if count < 1 or not 1 <= index <= count:
-        raise ShardError(f"--shard {text}: K must be between 1 and N (N >= 1)")
+        raise ShardError(f"{option} {text}: K must be between 1 and N (N >= 1)")
     return index, count
 
 
