@@ -357,7 +357,8 @@ def _round_up(value: float) -> float:
 
 def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
             elsewhere: Expectations = Expectations(),
-            sqnr_floors: dict[str, float | None] | None = None) -> Expectations:
+            sqnr_floors: dict[str, float | None] | None = None,
+            add_new: bool = True) -> Expectations:
     """The entries rewritten from what the reports saw at every seed, keeping reasons
     written by hand: an entry whose cases all pass goes; one whose cases all fail the same
     way at every seed stays (its status updated); one that names a case whose verdict
@@ -365,7 +366,8 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
     [[fail]] entry of its own (see `declaration`); a new failure gets an entry whose
     reason starts TODO explain. Skips, must_delegate and existing tolerance entries stay.
     Failures that `elsewhere` (the flows' own entries, e.g. a host-dependent file)
-    declares get no entry here. `sqnr_floors` maps a quantizing flow to its least SQNR."""
+    declares get no entry here. `sqnr_floors` maps a quantizing flow to its least SQNR;
+    `add_new=False` (a secondary file) re-derives the entries only."""
     floors = sqnr_floors or {}
     decided = {key: declaration(sweep, floors.get(key[1])) for key, sweep in seen.items()
                if elsewhere.failure(key[1], key[0]) is None}
@@ -395,7 +397,7 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
         # Split: each observed case gets what its sweep says, with this entry's reason.
         fails.extend(_entries_for(mine, entry.reason, tolerances))
     explained = {key for key, entry in owner.items() if entry is not None}
-    fresh = {key: d for key, d in decided.items() if key not in explained}
+    fresh = {key: d for key, d in decided.items() if key not in explained and add_new}
     fails.extend(_entries_for(fresh, None, tolerances))
     others = [e for e in current.entries if e.kind not in ("fail",)]
     return Expectations(tuple(fails + others + tolerances))
@@ -432,11 +434,23 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def dump(expectations: Expectations, backend: str) -> str:
-    lines = [f"# Expectations of the {backend} flows: known failures (strict: a pass or another",
-             "# status fails the run), skips, cases that must be delegated, tolerance overrides.",
-             f"# Rewrite from the last report with: make update-expectations BACKEND={backend}",
-             "# (reasons written by hand are kept; new entries say TODO explain)."]
+def leading_comment(text: str) -> list[str]:
+    """The comment lines a file starts with (its header), kept when it is rewritten."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return lines
+
+
+def dump(expectations: Expectations, backend: str, header: list[str] | None = None) -> str:
+    lines = list(header or [
+        f"# Expectations of the {backend} flows: known failures (strict: a pass or another",
+        "# status fails the run; non-strict, `strict = false`: may fail or pass), skips,",
+        "# cases that must be delegated, tolerance overrides. Rewrite from the last report,",
+        f"# or from a seed sweep's: make update-expectations BACKEND={backend} [UPDATE_FROM=...]",
+        "# (reasons written by hand are kept; new entries say TODO explain)."])
     for kind in KINDS:
         for entry in (e for e in expectations.entries if e.kind == kind):
             lines += ["", f"[[{kind}]]",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from etsuite.backends.harness.contract import stream_path_for
 from etsuite.backends.harness.expectations import (
-    FILE_NAME, Expectations, ExpectationsError, dump, load_backend, observe, updated,
+    FILE_NAME, Expectations, ExpectationsError, dump, leading_comment, load, observe, updated,
 )
 from etsuite.backends.harness.registry import backend_folders, backends_dir, builtin_flows
 
@@ -44,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m etsuite.backends.harness.update_expectations",
         description="Rewrite a backend's expectations.toml from its last reports.")
     parser.add_argument("--backend", required=True)
+    parser.add_argument("--file", default=FILE_NAME, metavar="NAME",
+                        help=f"the file of backends/<backend>/ to rewrite (default {FILE_NAME}); "
+                             "another one (e.g. a host-dependent file its flows.py loads) has "
+                             "its own entries re-derived and gets no new ones")
     parser.add_argument("reports", nargs="*",
                         help="JSON reports or results streams (*.partial.jsonl, the finished "
                              "tests of a killed run); default: reports/<backend>.json")
@@ -55,15 +59,21 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"no report {', '.join(missing)}: run `make test-{args.backend}` first")
     folder = backends_dir() / args.backend
+    target = folder / args.file
+    if args.file != FILE_NAME and not target.is_file():
+        parser.error(f"no {target}")
     try:
-        current = load_backend(folder)
+        current = load(target, str(target.relative_to(backends_dir().parent))) \
+            if target.is_file() else Expectations()
         seen = observe(paths, args.backend)
     except (ExpectationsError, json.JSONDecodeError, ValueError) as error:
         sys.stderr.write(f"update-expectations: error: {error}\n")
         return 2
     floors = {f.name: f.tolerance.min_sqnr_db for f in builtin_flows() if f.backend == args.backend}
-    result = updated(current, seen, declared_elsewhere(args.backend, folder / FILE_NAME), floors)
-    (folder / FILE_NAME).write_text(dump(result, args.backend), encoding="utf-8")
+    result = updated(current, seen, declared_elsewhere(args.backend, target), floors,
+                     add_new=args.file == FILE_NAME)
+    header = leading_comment(target.read_text(encoding="utf-8")) if target.is_file() else None
+    target.write_text(dump(result, args.backend, header), encoding="utf-8")
     seeds = sorted({o.seed for sweep in seen.values() for o in sweep.outcomes}, key=str)
 
     def count(entries, **wanted):
@@ -71,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     todo = sum(e.reason.startswith("TODO") for e in result.entries)
     sys.stderr.write(
-        f"update-expectations: {folder / FILE_NAME}: from {len(seen)} observed cases at "
+        f"update-expectations: {target}: from {len(seen)} observed cases at "
         f"{len(seeds)} seed(s) ({', '.join(map(str, seeds))}): strict failures "
         f"{count(result.entries, kind='fail', strict=True)} (was "
         f"{count(current.entries, kind='fail', strict=True)}), non-strict "
