@@ -25,10 +25,12 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help test test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
+.PHONY: help test check-chromium test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
 
 help: ## list the targets
-	@echo "make test                 run the project's own tests (tox -e test)"
+	@echo "make test                 run the project's own tests (tox -e test); needs Chromium on PATH"
+	@echo "                          (apt-get install -y chromium) unless ARGS leaves out the browser tests"
+	@echo "                          (test/test_page_browser.py) or CHROMIUM_CHECK=no"
 	@for b in $(BACKENDS); do printf '%-26srun the %s flows; writes reports/%s.json and .md\n' "make test-$$b" "$$b" "$$b"; done
 	@echo "make test-all             every backend above (unavailable ones reported as such), then make summary"
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
@@ -55,8 +57,24 @@ $(TOX):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "tox==4.67.15" "tox-uv==1.37.1"
 
-test: $(TOX)
+# make test runs the page's browser tests (test/test_page_browser.py), which fail without
+# Chromium: say so in one line before the tool venv and tox start, not with 11 errors three
+# minutes later. Checked when ARGS is empty or names test/ or the browser tests;
+# CHROMIUM_CHECK=no (or yes) decides instead. Looks for what tools/headless.py finds:
+# $ETSUITE_CHROMIUM if set, else any of its CANDIDATES on PATH.
+CHROMIUM_NAMES := chromium chromium-browser google-chrome google-chrome-stable
+CHROMIUM_CHECK ?= $(if $(or $(if $(ARGS),,all),$(filter test test/ ./test ./test/,$(ARGS)),$(findstring test_page_browser,$(ARGS))),yes,no)
+# (`|| :`: make 4.3 prints the output of a $(shell) that exits 127, instead of returning it)
+find_chromium = $(shell for name in $${ETSUITE_CHROMIUM:-$(CHROMIUM_NAMES)}; do command -v "$$name" || :; done)
+NO_CHROMIUM := make test needs Chromium for the page's browser tests (test/test_page_browser.py): \
+  apt-get install -y chromium (or name it in ETSUITE_CHROMIUM; CHROMIUM_CHECK=no skips this check)
+
+test: check-chromium $(TOX)
 	$(TOX) -e test -- $(or $(ARGS),test)
+
+# $(error) stops make with the one line (make's own "Error 2" line would be a second one).
+check-chromium:
+	@$(if $(filter yes,$(CHROMIUM_CHECK)),$(if $(find_chromium),,$(error $(NO_CHROMIUM))))
 
 test-%: $(TOX)
 	@if [ -z "$(filter $*,$(BACKENDS))" ]; then \

@@ -23,7 +23,7 @@ from etsuite.backends.harness.contract import (
 )
 from etsuite.backends.harness.expectations import judge, rewrite_status
 from etsuite.backends.harness.registry import (
-    backend_folders, backend_of_test_folder, backends_dir, builtin_flows, index_flows,
+    backend_folders, backend_of_test_folder, backends_dir, builtin_flows, checked_flows, index_flows,
 )
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.selection import (
@@ -172,9 +172,7 @@ def pytest_configure(config):
     """Validate every setting once, here: a bad one is a usage error (exit 4) naming
     the value and where it came from, never an INTERNALERROR in the middle of a run."""
     try:
-        flows = builtin_flows()
-        for extra in config.hook.pytest_etsuite_flows(config=config):
-            flows.extend(extra or [])
+        flows = builtin_flows() + hook_flows(config)
         flows_by_name = index_flows(flows)
         selected = select_flows(flows_by_name, config.option.backend, config.option.flow)
         time_limits = isolation.parse_time_limits(config)
@@ -215,6 +213,36 @@ def pytest_configure(config):
             isolation.IsolationPlugin(config, time_limits, lambda: _warm_up(config, state)),
             "etsuite-isolation")
     stream.configure(config, state)
+
+
+def hook_flows(config) -> list:
+    """The flows of every `pytest_etsuite_flows` implementation, each result checked and
+    named by the conftest or plugin that returned it: pluggy's call hands back the results
+    without saying whose they are. The implementations are called in pluggy's order
+    (tryfirst first, then the last registered first); with a wrapper among them, which may
+    change what the others return, pluggy makes the call and a bad result goes unnamed."""
+    hook = config.hook.pytest_etsuite_flows
+    impls = hook.get_hookimpls()
+    if any(impl.wrapper or impl.hookwrapper for impl in impls):
+        return [flow for result in hook(config=config)
+                for flow in checked_flows(result, "a pytest_etsuite_flows hook returned")]
+    flows = []
+    for impl in reversed(impls):
+        result = impl.function(*[config for _ in impl.argnames])
+        if result is not None:  # pluggy drops None results too
+            where = f"pytest_etsuite_flows in {_plugin_name(impl)} returned"
+            flows.extend(checked_flows(result, where))
+    return flows
+
+
+def _plugin_name(impl) -> str:
+    """A conftest by its path (relative to the working folder when inside it), another
+    plugin by its module or registered name."""
+    path = getattr(impl.plugin, "__file__", None)
+    if path:
+        relative = os.path.relpath(path)
+        return relative if not relative.startswith("..") else path
+    return impl.plugin_name
 
 
 SEED_ENV = "ETSUITE_SEED"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import reprlib
 from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -24,7 +25,13 @@ from etsuite.backends.harness.flow import Flow
 BASELINE_BACKEND = "portable"
 
 
-class BackendError(ValueError):
+class FlowDefinitionError(ValueError):
+    """Flows defined wrongly (a flows.py without FLOWS, an entry point that fails to load,
+    a hook returning something else than Flows): the plugin makes it a usage error naming
+    the culprit, instead of an INTERNALERROR from deep inside collection."""
+
+
+class BackendError(FlowDefinitionError):
     """A backend folder that cannot be loaded; the plugin makes it a usage error."""
 
 
@@ -50,11 +57,71 @@ def builtin_flows() -> list[Flow]:
         except Exception as error:  # noqa: BLE001 - any error here is the folder's
             raise BackendError(f"backends/{backend}/flows.py cannot be imported: "
                                f"{type(error).__name__}: {error}") from error
-        for flow in module.FLOWS:
+        if not hasattr(module, "FLOWS"):
+            raise BackendError(f"backends/{backend}/flows.py defines no FLOWS (a list of Flow)")
+        for flow in checked_flows(module.FLOWS, f"FLOWS in backends/{backend}/flows.py is"):
             flows.append(replace(flow, expectations=flow.expectations + data))
-    for entry in entry_points(group="etsuite.flows"):
-        flows.extend(entry.load())
+    flows.extend(entry_point_flows())
     return flows
+
+
+def entry_point_flows() -> list[Flow]:
+    """The flows other packages list under the `etsuite.flows` entry-point group, each
+    entry named in the error when it cannot be loaded or holds something else."""
+    flows: list[Flow] = []
+    for entry in entry_points(group="etsuite.flows"):
+        where = f"the etsuite.flows entry point '{entry.name} = {entry.value}'"
+        if getattr(entry, "dist", None) is not None:
+            where += f" (from {entry.dist.name})"
+        try:
+            value = entry.load()
+        except Exception as error:  # noqa: BLE001 - any error here is the entry point's
+            raise FlowDefinitionError(f"{where} cannot be loaded: {one_line(error)}") from error
+        flows.extend(checked_flows(value, f"{where} loads"))
+    return flows
+
+
+def checked_flows(value, where: str) -> list[Flow]:
+    """`value` as a list of Flow, or a FlowDefinitionError naming its source and what it
+    held: a wrong value would otherwise fail later, far from where it was made. `where`
+    names the source with its verb ("FLOWS in backends/x/flows.py is")."""
+    if isinstance(value, (str, bytes, Flow)) or not _iterable(value):
+        raise FlowDefinitionError(f"{where} {_shown(value)} instead of a list of Flow")
+    flows = list(value)
+    for index, flow in enumerate(flows):
+        if not isinstance(flow, Flow):
+            raise FlowDefinitionError(f"{where} {_shown(value)}, whose item {index}, "
+                                      f"{_shown(flow)}, is not a Flow")
+    return flows
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as `Type: first line of its message`, for one-line usage errors."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def _iterable(value) -> bool:
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _shown(value) -> str:
+    """A short repr and the type: enough to find the value, never pages of it."""
+    return f"{_SHORT.repr(value)} ({type(value).__name__})"
+
+
+class _ShortRepr(reprlib.Repr):
+    """reprlib's short reprs, with a Flow as its name (its full repr runs to pages)."""
+
+    def repr_Flow(self, flow, level):  # noqa: N802 - reprlib looks it up by type name
+        return f"Flow(name={flow.name!r}, ...)"
+
+
+_SHORT = _ShortRepr()
 
 
 def index_flows(flows: list[Flow]) -> dict[str, Flow]:
