@@ -171,8 +171,9 @@ def tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
 
 
 def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple, CaseSweep]:
-    """{(case, flow): CaseSweep} over the reports, one outcome per report that ran the
-    case with a verdict. Reports of one seed (shards of one run) add to the same seed."""
+    """{(case, flow): CaseSweep} over the reports: one outcome per seed at which a report
+    ran the case with a verdict (reports of one seed, e.g. shards, add up; a case two of
+    them ran counts once)."""
     sweeps: dict[tuple, CaseSweep] = {}
     for path in report_paths:
         seed, tests = tests_in(path)
@@ -186,7 +187,10 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
             if outcome is None:
                 continue
             key = (case_id(nodeid, flow), flow)
-            sweeps.setdefault(key, CaseSweep(key[0], flow)).outcomes.append(outcome)
+            sweep = sweeps.setdefault(key, CaseSweep(key[0], flow))
+            if any(o.seed == outcome.seed for o in sweep.outcomes):
+                continue  # two reports of one seed ran it: the same inputs, said once
+            sweep.outcomes.append(outcome)
     return sweeps
 
 
