@@ -152,6 +152,9 @@ def stability_report_names_what_depends_on_the_seed(reports, capsys):
         assert by_case[name].depends_on_seed, by_case[name]
         assert [o.status is None for o in by_case[name].outcomes] == [False, True, False]
     assert 2 < max(by_case["test_loose"].ratios) < 3.5
+    # a second report of one seed (a shard, a rerun) adds nothing twice
+    assert {k: len(s.outcomes) for k, s in stability.sweep_of(reports + reports[:1]).items()} \
+        == {k: 3 for k in sweeps}
     assert sweep_cli.main([str(r) for r in reports]) == 1
     out = capsys.readouterr().out
     assert "## Verdict depends on the seed" in out
