@@ -138,15 +138,15 @@ def build_state(config) -> SessionState:
     finished = workers.controller_finished(config)
     if finished is None:
         finished = set(resumed.tests) if resumed else set()
-    policy_of_artifacts = artifacts.ArtifactPolicy.from_config(config)
-    if policy_of_artifacts is not None and not workers.is_xdist_worker(config):
-        stale = os.path.join(policy_of_artifacts.root, artifacts.CAP_FILE)
+    artifact_policy = artifacts.ArtifactPolicy.from_config(config)
+    if artifact_policy is not None and not workers.is_xdist_worker(config):
+        stale = os.path.join(artifact_policy.root, artifacts.CAP_FILE)
         if os.path.exists(stale):  # a new run: a new cap
             os.remove(stale)
     return SessionState(
         flows=flows_by_name, selected=selected, seed=seed, seed_policy=policy, run=run,
         unavailable={f.name: f.unavailable_reason() for f in selected},
-        time_limits=time_limits, artifacts=policy_of_artifacts, resumed=resumed,
+        time_limits=time_limits, artifacts=artifact_policy, resumed=resumed,
         finished_before=finished)
 
 

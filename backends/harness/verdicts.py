@@ -28,8 +28,8 @@ from etsuite.backends.harness.selection import repro_command, suite_of
 
 @dataclass
 class Outcome:
-    """What a test's records make of it. `xfail` wins over `failure`; neither and no
-    `skip` is a pass."""
+    """What a test's records make of it: at most one of xfail, failure and skip; none
+    is a pass."""
 
     records: list[SubtestRecord]   # with their final statuses
     xfail: str | None = None       # an expected failure: pytest's xfail reason
