@@ -272,3 +272,114 @@ def test_the_headline_of_a_chained_error_is_its_root_cause():
     assert error_headline("torch._export.verifier.SpecViolationError: \nOperator aten.hypot is "
                           "not in Core ATen opset\nThere are a few things to try:") == \
         "torch._export.verifier.SpecViolationError: Operator aten.hypot is not in Core ATen opset"
+
+
+# A declared mismatch and a declared crash: one ends in its test body, the other loses
+# its forked child. The spy logs every call of verdicts.decide, in whichever process.
+ONE_PATH_EXPECTATIONS = """\
+[[fail]]
+flows = ["shifting"]
+case = "*::test_declared"
+status = "fail_mismatch"
+reason = "outputs shifted on purpose"
+
+[[fail]]
+flows = ["aborting"]
+case = "*::test_declared"
+status = "fail_crash"
+reason = "the runtime aborts on purpose"
+"""
+
+ONE_PATH_CONFTEST = """
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from etsuite.backends.harness import verdicts
+from etsuite.backends.harness.expectations import load
+from etsuite.backends.portable.flows import PORTABLE
+
+HERE = Path(__file__).parent
+
+
+@dataclasses.dataclass(frozen=True)
+class FaultyRuntime:
+    inner: object
+    abort: bool
+    name: str = "faulty"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load(self, program):
+        return self.inner.load(program)
+
+    def execute(self, loaded, inputs):
+        outputs = self.inner.execute(loaded, inputs)
+        if self.abort:
+            os.abort()
+        return [o + 1.0 for o in outputs]
+
+
+def pytest_etsuite_flows(config):
+    data = load(HERE / "expectations.toml", "expectations.toml")
+    return [dataclasses.replace(PORTABLE, name=name, backend="selftest", expectations=data,
+                                runtime=FaultyRuntime(PORTABLE.runtime, name == "aborting"))
+            for name in ("shifting", "aborting")]
+
+
+_decide = verdicts.decide
+
+
+def _spy(flow, case, records, *args, **kwargs):
+    outcome = _decide(flow, case, records, *args, **kwargs)
+    with open(HERE / "decided.jsonl", "a") as log:
+        log.write(json.dumps({"flow": flow.name, "case": case, "xfail": outcome.xfail,
+                              "lost": kwargs.get("lost") is not None}) + "\\n")
+    return outcome
+
+
+verdicts.decide = _spy
+"""
+
+
+def test_a_lost_child_and_a_finished_test_take_one_verdict_path(pytester):
+    """The crash (decided in the parent, from the records the child left) and the
+    mismatch (decided in the child, after the test body) both go through
+    verdicts.decide and come out alike: xfailed, their records xfail with what the
+    pipeline or the lost child observed, each naming its entry."""
+    pytester.makeconftest(ONE_PATH_CONFTEST)
+    (pytester.path / "expectations.toml").write_text(ONE_PATH_EXPECTATIONS)
+    pytester.makepyfile(test_cases="""
+        import torch
+
+        def test_declared(test_runner):
+            test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(3, 2),))
+    """)
+    report = pytester.path / "r.json"
+    result = run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                        "--isolation", "fork", "-rx", "--json-report", f"--json-report-file={report}")
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
+    assert {name: t["outcome"] for name, t in tests.items()} == {
+        "test_declared[shifting]": "xfailed", "test_declared[aborting]": "xfailed"}
+    records = {name: t["metadata"]["subtests"] for name, t in tests.items()}
+    (mismatch,), (crash,) = records["test_declared[shifting]"], records["test_declared[aborting]"]
+    assert (mismatch["status"], mismatch["observed_status"], mismatch["declared_by"]) == \
+        ("xfail", "fail_mismatch", "expectations.toml:1")
+    assert (crash["status"], crash["observed_status"], crash["declared_by"]) == \
+        ("xfail", "fail_crash", "expectations.toml:7")
+    assert mismatch["declared_strict"] is crash["declared_strict"] is True
+    assert crash["stage"] == "run" and "SIGABRT" in crash["error"]
+
+    decided = [json.loads(line) for line in (pytester.path / "decided.jsonl").read_text().splitlines()]
+    assert sorted(decided, key=lambda d: d["flow"]) == [
+        {"flow": "aborting", "case": "test_cases.py::test_declared", "lost": True,
+         "xfail": "aborting: the runtime aborts on purpose (expectations.toml:7)"},
+        {"flow": "shifting", "case": "test_cases.py::test_declared", "lost": False,
+         "xfail": "shifting: outputs shifted on purpose (expectations.toml:1)"},
+    ]
+    text = result.stdout.str()
+    for line in (d["xfail"] for d in decided):
+        assert line in text  # pytest's short summary shows the same reason for both
+    assert result.ret == 0

@@ -7,7 +7,7 @@ entered, subtest record done) and finally its serialized reports back through a 
 If the child dies (`fail_crash`) or outlives its time limit (the parent kills it with
 SIGKILL, which works on native code, unlike a Python signal handler: `fail_timeout`), the
 parent calls the `pytest_etsuite_child_lost` hook with the records received so far, and
-the plugin makes the report. This module imports nothing of the plugin.
+`verdicts.py` makes the report. This module imports nothing of the plugin.
 
 The child sets torch to one intra-op thread: the OpenMP pool of the parent does not
 survive fork, and using it would hang the child.

@@ -147,3 +147,34 @@ def _backend_of_folder(folder: str) -> str | None:
     except ValueError:
         return None
     return parts[0] if len(parts) > 1 and parts[1] == "test" else None
+
+
+def hook_flows(config) -> list:
+    """The flows of every `pytest_etsuite_flows` implementation, each result checked and
+    named by the conftest or plugin that returned it: pluggy's call hands back the results
+    without saying whose they are. The implementations are called in pluggy's order
+    (tryfirst first, then the last registered first); with a wrapper among them, which may
+    change what the others return, pluggy makes the call and a bad result goes unnamed."""
+    hook = config.hook.pytest_etsuite_flows
+    impls = hook.get_hookimpls()
+    if any(impl.wrapper or impl.hookwrapper for impl in impls):
+        return [flow for result in hook(config=config)
+                for flow in checked_flows(result, "a pytest_etsuite_flows hook returned")]
+    flows = []
+    for impl in reversed(impls):
+        result = impl.function(*[config for _ in impl.argnames])
+        if result is not None:  # pluggy drops None results too
+            where = f"pytest_etsuite_flows in {_plugin_name(impl)} returned"
+            flows.extend(checked_flows(result, where))
+    return flows
+
+
+def _plugin_name(impl) -> str:
+    """A conftest by its path (relative to the working folder when inside it), another
+    plugin by its module or registered name."""
+    path = getattr(impl.plugin, "__file__", None)
+    if path:
+        relative = os.path.relpath(path)
+        return relative if not relative.startswith("..") else path
+    return impl.plugin_name
+

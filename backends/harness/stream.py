@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pytest
 
 from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.workers import is_xdist_worker
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
 RECORDS_ATTRIBUTE = "etsuite_records"
@@ -96,7 +97,7 @@ def load_resumed(path: str) -> Resumed:
 def resumed_run(config) -> Resumed | None:
     """The run --resume continues (None without --resume, or when no stream is left)."""
     path = stream_path(config)
-    if not config.option.resume or hasattr(config, "workerinput"):
+    if not config.option.resume or is_xdist_worker(config):
         return None
     if path is None:
         raise ResumeError("--resume needs the results stream of the run to continue: "
@@ -107,7 +108,7 @@ def resumed_run(config) -> Resumed | None:
 
 
 def configure(config, state) -> None:
-    if hasattr(config, "workerinput"):
+    if is_xdist_worker(config):
         return  # xdist workers send their reports to the controller, which writes
     config.pluginmanager.register(
         ResultsStream(config, state, stream_path(config), _json_path(config)), "etsuite-stream")

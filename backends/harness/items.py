@@ -1,0 +1,65 @@
+"""What the plugin reads off a pytest item and keeps on it: its flow (the `test_runner`
+param), its case (the node id without the flow), the identity its records carry, and its
+records so far. Collection, the fixture and the verdicts all ask the same questions, so
+the answers live here once.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from etsuite.backends.harness.contract import SubtestRecord, case_id, test_case_id
+from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
+from etsuite.backends.harness.selection import derive_seed, repro_command, suite_of
+
+RUNNER_KEY = pytest.StashKey[TestRunner]()
+# Status given at collection time (skip_unsupported, unavailable) with its reason.
+COLLECTION_STATUS_KEY = pytest.StashKey[tuple]()
+
+
+def flow_of(item, state):
+    """The item's flow, or None for a test that takes no `test_runner`."""
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("test_runner") if callspec else None
+    return state.flows.get(name) if isinstance(name, str) else None
+
+
+def case_of(item, flow) -> str:
+    return case_id(item.nodeid, flow.name if flow else None)
+
+
+def context_of(item, flow, state) -> tuple[TestContext, int]:
+    """(the identity every record of the item carries, the seed of its inputs)."""
+    callspec = getattr(item, "callspec", None)
+    params = {}
+    if callspec is not None:
+        names = [n for n in callspec.params if n != "test_runner"]
+        params = {n: str(callspec.params[n]) for n in names}
+    return TestContext(
+        test_id=item.nodeid,
+        test_case=test_case_id(item.nodeid),
+        suite=suite_of(item.nodeid),
+        params=params,
+        seed=state.seed,
+        repro=repro_command(flow.backend if flow else None, item.nodeid, state.seed),
+    ), derive_seed(state.seed, case_of(item, flow))
+
+
+def record_for_item(item, state, subtest: int, **found) -> SubtestRecord:
+    """A record with the item's identity (test id, flow, seed, repro) and what was
+    found, for results no subtest produced: collection-time skips, crashes, timeouts."""
+    flow = flow_of(item, state)
+    context, _ = context_of(item, flow, state)
+    return new_record(flow, context, subtest, **found)
+
+
+def records_for(item, state) -> list[SubtestRecord]:
+    """Records of this item: the runner's, or the status the item got at collection
+    (skip_unsupported / unavailable)."""
+    runner = item.stash.get(RUNNER_KEY, None)
+    if runner is not None:
+        return list(runner.records)
+    collected = item.stash.get(COLLECTION_STATUS_KEY, None)
+    if collected is None:
+        return []
+    return [record_for_item(item, state, 0, status=collected[0], error=collected[1])]

@@ -1,0 +1,73 @@
+"""How a session ends: its exit status and its last words. A usage error an xdist worker
+found is the session's (exit 4), a shard that holds none of the selected items is no
+error (exit 0), and a backend or flow asked for by name that cannot run here exits 7
+unless --allow-unavailable.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from etsuite.backends.harness import artifacts, workers
+
+EXIT_UNAVAILABLE = 7  # a backend or flow asked for by name cannot run on this host
+
+
+class SessionEnd:
+    def __init__(self, state):
+        self.state = state
+
+    # Not tryfirst: pytest-json-report writes its exit code in a tryfirst
+    # pytest_sessionfinish, and this one has always run after it (registered before it),
+    # so the JSON report records the same exit code as before the plugin was split.
+    def pytest_sessionfinish(self, session, exitstatus):
+        config = session.config
+        if workers.is_xdist_worker(config):
+            return
+        state = self.state
+        if state.usage_error:
+            sys.stderr.write(f"ERROR: {state.usage_error}\n")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        plan = state.run.plan
+        if plan and plan["items"] and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            # More shards than test cases: this one is empty, which is no error of the run.
+            sys.stderr.write(f"etsuite: shard {state.run.shard[0]}/{state.run.shard[1]} holds "
+                             f"none of the {plan['items']} selected items\n")
+            session.exitstatus = pytest.ExitCode.OK
+        missing = unavailable_requests(config, state)
+        if missing:
+            for line in missing:
+                sys.stderr.write(f"etsuite: {line}\n")
+            if not config.option.allow_unavailable and session.exitstatus in (0, 5):
+                sys.stderr.write(f"etsuite: exit {EXIT_UNAVAILABLE}: what was asked for cannot "
+                                 f"run here (the report lists it as unavailable); pass "
+                                 f"--allow-unavailable to exit as if it had run\n")
+                session.exitstatus = EXIT_UNAVAILABLE
+
+    def pytest_terminal_summary(self, terminalreporter, config):
+        message = artifacts.cap_message(self.state.artifacts)
+        if message and not workers.is_xdist_worker(config):
+            terminalreporter.write_line(message)
+
+
+def unavailable_requests(config, state) -> list[str]:
+    """One line per backend (every flow unavailable) or flow asked for by name that
+    cannot run here, with the reason and how to enable it."""
+    lines = []
+    for backend in config.option.backend:
+        flows = [f for f in state.selected if f.backend == backend]
+        if flows and all(state.unavailable.get(f.name) for f in flows):
+            lines.extend(_unavailable_line(f"backend {backend}, flow", f, state) for f in flows)
+    for name in config.option.flow:
+        flow = state.flows[name]
+        if state.unavailable.get(name) and flow.backend not in config.option.backend:
+            lines.append(_unavailable_line("flow", flow, state))
+    return lines
+
+
+def _unavailable_line(what: str, flow, state) -> str:
+    hint = f"; to enable it: {flow.enable_hint}" if flow.enable_hint else ""
+    return f"{what} {flow.name} cannot run on this host: {state.unavailable[flow.name]}{hint}"

@@ -1,0 +1,84 @@
+"""pytest-xdist coordination, in one place: whether this process is a worker, what the
+controller hands each worker (the run's one seed, what a resumed run finished before),
+and what a worker hands back (a usage error it found at collection, the shard plan).
+
+Torch-free and free of the rest of the plugin, so that every part can ask
+`is_xdist_worker` without an import cycle.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# workerinput keys: controller -> worker
+SEED_KEY = "etsuite_seed"
+SEED_POLICY_KEY = "etsuite_seed_policy"
+FINISHED_KEY = "etsuite_finished_before"
+# workeroutput keys: worker -> controller
+USAGE_ERROR_KEY = "etsuite_usage_error"
+SHARD_PLAN_KEY = "etsuite_shard_plan"
+
+
+def is_xdist_worker(config) -> bool:
+    """A worker collects and runs tests but writes no report: its controller does."""
+    return hasattr(config, "workerinput")
+
+
+def worker_count(config) -> int:
+    """How many processes share this run's tests (1 without xdist)."""
+    return getattr(config, "workerinput", {}).get("workercount", 1)
+
+
+def controller_seed(config) -> tuple[int, str] | None:
+    """(seed, policy) the controller chose, on a worker; None elsewhere."""
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is None or SEED_KEY not in worker_input:
+        return None
+    return worker_input[SEED_KEY], worker_input[SEED_POLICY_KEY]
+
+
+def controller_finished(config) -> set[str] | None:
+    """The tests a resumed run finished before, as the controller read them, on a
+    worker (a worker does not read the stream itself); None elsewhere."""
+    worker_input = getattr(config, "workerinput", None)
+    return None if worker_input is None else set(worker_input.get(FINISHED_KEY, ()))
+
+
+def hand_over_shard_plan(config, plan: dict) -> None:
+    """Only workers know the collected items: the controller reports their plan."""
+    if is_xdist_worker(config):
+        config.workeroutput[SHARD_PLAN_KEY] = plan
+
+
+def usage_error_at_collection(config, items, message: str) -> None:
+    """Markers are only seen at collection, which xdist does in its workers, where a
+    raised UsageError becomes an INTERNALERROR. A worker therefore runs nothing and hands
+    the message to the controller (`pytest_testnodedown`), which ends the session with
+    the usage error's exit code."""
+    if not is_xdist_worker(config):
+        raise pytest.UsageError(message)
+    config.workeroutput[USAGE_ERROR_KEY] = message
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
+
+
+class XdistCoordination:
+    """The controller's side: one seed for every worker, and what workers report back
+    stored in the session state (`session.SessionState`)."""
+
+    def __init__(self, state):
+        self.state = state
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        node.workerinput[SEED_KEY] = self.state.seed
+        node.workerinput[SEED_POLICY_KEY] = self.state.seed_policy
+        node.workerinput[FINISHED_KEY] = sorted(self.state.finished_before)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        output = getattr(node, "workeroutput", {})
+        if output.get(USAGE_ERROR_KEY):
+            self.state.usage_error = output[USAGE_ERROR_KEY]
+        if output.get(SHARD_PLAN_KEY):
+            self.state.run.plan = output[SHARD_PLAN_KEY]
