@@ -403,6 +403,10 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
     return Expectations(tuple(fails + others + tolerances))
 
 
+# The figures a sweep appends to a reason; a later sweep replaces them, not adds to them.
+MEASURED = re.compile(r" \[input-dependent[^\]]*\]$")
+
+
 def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Expectation]:
     """Entries for the given cases (one per case and verdict, flows merged), appending
     tolerance entries to `tolerances`; `reason` is the entry's they came from (None: a
@@ -415,7 +419,7 @@ def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Ex
                             else "", d.error if reason is None else ""), []).append(flow)
     fails = []
     for (case, kind, status, rule, figures, error), flows in grouped.items():
-        base = reason or f"TODO explain: {error or status}"
+        base = MEASURED.sub("", reason) if reason else f"TODO explain: {error or status}"
         if kind == "strict":
             fails.append(Expectation("fail", tuple(flows), case, base, status))
         elif kind == "non-strict":
