@@ -83,7 +83,7 @@ def checked(expectations: Expectations, flow: str, case: str, nodeid: str, optio
     """Whether a `--declared` run (its pytest options in `option`) runs this item."""
     if is_declared(expectations, flow, case, option.declared):
         return True
-    if is_declared(expectations, flow, case, _declared_arg("all")):
+    if is_declared(expectations, flow, case, ALL_DECLARED):
         return in_sample(nodeid, option.declared_sample)
     return in_sample(nodeid, option.passing_sample)
 
@@ -95,3 +95,6 @@ def in_sample(nodeid: str, sample: tuple[int, int] | None) -> bool:
     k, n = sample
     digest = hashlib.sha1(nodeid.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "little") % n == k - 1
+
+
+ALL_DECLARED = _declared_arg("all")  # what --declared without WHAT selects

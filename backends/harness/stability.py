@@ -36,13 +36,12 @@ class SeedOutcome:
     expectation rewrote it), with the worst output's figures."""
 
     seed: int | None
-    status: Status | None       # the first failing subtest's status; None: it passed
+    # The first failing subtest's status; None: it passed. XFAIL: a report written before
+    # records kept `observed_status`, which cannot tell how the declared failure failed.
+    status: Status | None
     error: str = ""             # that failure's first line
     worst_ratio: float | None = None   # over every output; inf: an exact output differed
     least_sqnr: float | None = None
-    # A report written before records kept `observed_status`: the case failed as its
-    # entry declared, with a status this report cannot tell (status is then XFAIL).
-    declared_failure: bool = False
 
 
 @dataclass
@@ -145,7 +144,7 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
         record, status = failing[0]
         return SeedOutcome(seed, status, error_headline(record.error or ""), worst, least)
     if any(s is Status.XFAIL for s in statuses):  # an old report: no observed_status
-        return SeedOutcome(seed, Status.XFAIL, "", worst, least, declared_failure=True)
+        return SeedOutcome(seed, Status.XFAIL, "", worst, least)
     if any(s in PASSING or s is Status.XPASS for s in statuses):
         return SeedOutcome(seed, None, "", worst, least)
     return None
@@ -192,6 +191,11 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
                 continue  # two reports of one seed ran it: the same inputs, said once
             sweep.outcomes.append(outcome)
     return sweeps
+
+
+def seeds_of(sweeps: dict[tuple, CaseSweep]) -> list:
+    """The seeds the sweep's outcomes came from."""
+    return sorted({o.seed for s in sweeps.values() for o in s.outcomes}, key=str)
 
 
 def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None) -> list[CaseSweep]:

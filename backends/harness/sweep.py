@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from etsuite.backends.harness.registry import builtin_flows
-from etsuite.backends.harness.stability import markdown, seed_dependent, sweep_of, tests_in
+from etsuite.backends.harness.stability import markdown, seed_dependent, seeds_of, sweep_of
 
 
 def sqnr_floors() -> dict[str, float | None]:
@@ -35,12 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no report {', '.join(missing)}")
     try:
         sweeps = sweep_of(paths, args.backend)
-        seeds = sorted({tests_in(p)[0] for p in paths}, key=str)
     except (json.JSONDecodeError, ValueError) as error:
         sys.stderr.write(f"sweep: error: {error}\n")
         return 2
     floors = sqnr_floors()
-    text = markdown(sweeps, seeds, floors)
+    text = markdown(sweeps, seeds_of(sweeps), floors)
     sys.stdout.write(text + "\n")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from etsuite.backends.harness.expectations import (
     FILE_NAME, Expectations, ExpectationsError, dump, leading_comment, load, observe, updated,
 )
 from etsuite.backends.harness.registry import backend_folders, backends_dir, builtin_flows
+from etsuite.backends.harness.stability import seeds_of
 
 
 def declared_elsewhere(backend: str, path: Path) -> Expectations:
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                      add_new=args.file == FILE_NAME)
     header = leading_comment(target.read_text(encoding="utf-8")) if target.is_file() else None
     target.write_text(dump(result, args.backend, header), encoding="utf-8")
-    seeds = sorted({o.seed for sweep in seen.values() for o in sweep.outcomes}, key=str)
+    seeds = seeds_of(seen)
 
     def count(entries, **wanted):
         return sum(all(getattr(e, k) == v for k, v in wanted.items()) for e in entries)
