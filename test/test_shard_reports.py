@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract import REPORT_KEY, durations_of
-from etsuite.tools import durations, reports, shard_report, summary
-from etsuite.tools.shards import missing_shards, sharded_runs
+from etsuite.tools import reports, shard_balance, summary, update_durations
+from etsuite.tools.sharded_runs import missing_shards, sharded_runs
 
 REPO = Path(__file__).resolve().parent.parent
 SHARDS = REPO / "test" / "data" / "reports" / "shards"
@@ -54,7 +54,7 @@ def test_merged_shards_equal_the_unsharded_run():
     assert not merged.duplicates
     assert {r.nodeid: r.status for r in merged.results} == \
         {r.nodeid: r.status for r in whole.results}
-    assert shard_report.differences(merged, whole) == []
+    assert shard_balance.differences(merged, whole) == []
 
 
 def test_the_summary_shows_the_shards(tmp_path, capsys):
@@ -89,7 +89,7 @@ def test_an_unsharded_summary_has_no_shard_column(tmp_path):
 
 
 def test_the_balance_report_shows_predicted_and_measured_time(capsys):
-    assert shard_report.main([*map(str, SHARD_FILES), "--unsharded", str(UNSHARDED)]) == 0
+    assert shard_balance.main([*map(str, SHARD_FILES), "--unsharded", str(UNSHARDED)]) == 0
     out = capsys.readouterr().out
     predicted = facts(SHARD_FILES[0])["run"]["plan"]["predicted"]
     assert len(predicted) == 3
@@ -112,7 +112,7 @@ def test_the_balance_report_lists_differences_and_missing_shards(tmp_path, capsy
     next(t for t in data["tests"] if t["nodeid"] == changed)["outcome"] = "failed"
     edited = tmp_path / "unsharded.json"
     edited.write_text(json.dumps(data))
-    assert shard_report.main([str(SHARD_FILES[0]), str(SHARD_FILES[1]),
+    assert shard_balance.main([str(SHARD_FILES[0]), str(SHARD_FILES[1]),
                               "--unsharded", str(edited)]) == 1
     out = capsys.readouterr().out
     assert f"- {SELECTION}: shard 3/3 missing" in out
@@ -121,19 +121,19 @@ def test_the_balance_report_lists_differences_and_missing_shards(tmp_path, capsy
     assert f"- {changed}: pass in the shards, fail_test unsharded" in out
     _, third = reports.load(str(SHARD_FILES[2]))
     assert all(f"- only in the unsharded run: {r.nodeid} (pass)" in out for r in third)
-    assert shard_report.main([str(UNSHARDED)]) == 2  # no sharded report at all
+    assert shard_balance.main([str(UNSHARDED)]) == 2  # no sharded report at all
 
 
 def test_durations_are_recorded_from_reports(tmp_path):
     output = tmp_path / "durations.json"
     output.write_text(json.dumps({"version": 1, "durations": {"old.py::t[portable]": 3.0}}))
-    assert durations.main(["--backend", "portable", str(SHARDS), "--output", str(output)]) == 0
+    assert update_durations.main(["--backend", "portable", str(SHARDS), "--output", str(output)]) == 0
     recorded = durations_of(json.loads(output.read_text()))
     merged = reports.load_all(reports.expand_inputs([str(SHARDS)]))
     expected = {r.nodeid: round(r.duration, 3) for r in merged.results}
     assert len(expected) == 7
     assert recorded == {**expected, "old.py::t[portable]": 3.0}  # the old entry is kept
-    assert durations.main(["--backend", "portable", str(SHARD_FILES[0]), "--output",
+    assert update_durations.main(["--backend", "portable", str(SHARD_FILES[0]), "--output",
                            str(output), "--replace"]) == 0
     _, first = reports.load(str(SHARD_FILES[0]))
     assert set(durations_of(json.loads(output.read_text()))) == {r.nodeid for r in first}
@@ -150,7 +150,7 @@ def test_a_test_a_killed_session_was_running_gets_no_duration(tmp_path):
     cut_off = [r.nodeid for r in results if r.longrepr == reports.SESSION_ENDED]
     assert cut_off == [running]
     output = tmp_path / "durations.json"
-    assert durations.main(["--backend", "xnnpack", str(killed), "--output", str(output)]) == 0
+    assert update_durations.main(["--backend", "xnnpack", str(killed), "--output", str(output)]) == 0
     recorded = durations_of(json.loads(output.read_text()))
     assert cut_off[0] not in recorded and len(recorded) == len(results) - 1
 
@@ -158,6 +158,6 @@ def test_a_test_a_killed_session_was_running_gets_no_duration(tmp_path):
 def test_durations_refuse_reports_without_the_backend(tmp_path, capsys):
     copy = tmp_path / "portable.json"
     shutil.copy(UNSHARDED, copy)
-    assert durations.main(["--backend", "xnnpack", str(copy), "--output",
+    assert update_durations.main(["--backend", "xnnpack", str(copy), "--output",
                            str(tmp_path / "d.json")]) == 2
     assert "no test of backend 'xnnpack'" in capsys.readouterr().err

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import run_forked
 
-from etsuite.tools import reports, shard_report, tally
-from etsuite.tools.shards import sharded_runs
+from etsuite.tools import reports, shard_balance, tally
+from etsuite.tools.sharded_runs import sharded_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTION = ["backends/suite/operators/test_add.py", "backends/suite/operators/test_relu.py"]
@@ -48,7 +48,7 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path, capsys):
     (group,) = sharded_runs(merged.runs)
     assert (group.id, group.count, group.missing) == ("simulation", 3, [])
     assert group.plan["items"] == 7
-    assert shard_report.main([*shard_paths, "--unsharded", str(whole_path)]) == 0
+    assert shard_balance.main([*shard_paths, "--unsharded", str(whole_path)]) == 0
     out = capsys.readouterr().out
     assert "The same 7 tests with the same statuses." in out
     assert out.count("| 1/3 ") + out.count("| 2/3 ") + out.count("| 3/3 ") == 3

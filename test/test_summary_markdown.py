@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract import Status
-from etsuite.tools import markdown, reports, signature, tally
+from etsuite.tools import formatting, markdown, reports, signature, tally
 from etsuite.tools import status as st
 from etsuite.tools.budget import Section, assemble, fit, parse_size, size
 from etsuite.tools.baseline_diff import compare
@@ -298,9 +298,9 @@ def test_delegation_coverage_per_flow():
 
 
 def test_table_cells_and_fences_survive_odd_text():
-    assert markdown.cell("a|b\nc") == "a\\|b c"
-    assert markdown.fenced("x\n```\ny") == "````\nx\n```\ny\n````\n"
-    assert markdown.code("a`b") == "``a`b``"
+    assert formatting.cell("a|b\nc") == "a\\|b c"
+    assert formatting.fenced("x\n```\ny") == "````\nx\n```\ny\n````\n"
+    assert formatting.code("a`b") == "``a`b``"
 
 
 # ---------------------------------------------------------------- size budget

@@ -10,18 +10,18 @@ line by line and diffed between runs.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections import Counter
 from dataclasses import dataclass
 
-import tabulate as tabulate_module
-
 from etsuite.backends.harness.contract import Status, case_id, trim_error
 from etsuite.tools import status as st
 from etsuite.tools import tally
-from etsuite.tools.shards import sharded_runs
+from etsuite.tools.sharded_runs import sharded_runs
 from etsuite.tools.budget import Section
+from etsuite.tools.formatting import (
+    code, fenced, listed, percent, plural, seconds, shorten, table,
+)
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.reports import Merged, TestResult, seed_policy_text
 from etsuite.tools.signature import message_line
@@ -72,81 +72,8 @@ class Options:
     link_from: str = "."
 
 
-# ---------------------------------------------------------------- small formatters
-
-def table(headers: list[str], rows: list[list]) -> tuple[str, list[str]]:
-    """tabulate's GitHub table, split into (header lines, one line per row) for the
-    budget. Wide-character handling is off so the padding does not depend on whether
-    wcwidth happens to be installed."""
-    with _narrow_chars():
-        text = tabulate_module.tabulate(
-            [[cell(v) for v in row] for row in rows], headers=[cell(h) for h in headers],
-            tablefmt="github", disable_numparse=True)
-    lines = [line + "\n" for line in text.split("\n")]
-    return "".join(lines[:2]), lines[2:]
-
-
-@contextlib.contextmanager
-def _narrow_chars():
-    saved = tabulate_module.WIDE_CHARS_MODE
-    tabulate_module.WIDE_CHARS_MODE = False
-    try:
-        yield
-    finally:
-        tabulate_module.WIDE_CHARS_MODE = saved
-
-
-def cell(value) -> str:
-    """A table cell: one line, pipes escaped."""
-    text = "" if value is None else str(value)
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def fenced(text: str, language: str = "") -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
-
-
-def shorten(text: str | None, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def percent(share: float | None) -> str:
-    return "n/a" if share is None else f"{100 * share:.1f} %"
-
-
-def seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value < 60:
-        return f"{value:.1f} s"
-    minutes, rest = divmod(int(round(value)), 60)
-    if minutes < 60:
-        return f"{minutes} m {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} m"
-
-
 def flow_label(flow: str | None) -> str:
     return flow or NO_FLOW
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
-def listed(names: list[str], limit: int = 4) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f" +{len(names) - limit} more" if len(names) > limit else "")
 
 
 # ---------------------------------------------------------------- sections

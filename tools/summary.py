@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 
 from etsuite.tools import markdown, page, reports
 from etsuite.tools import status as st
 from etsuite.tools.budget import assemble, fit, parse_size
+from etsuite.tools.files import write_atomically
+from etsuite.tools.formatting import plural
 from etsuite.tools.baseline_diff import compare
-from etsuite.tools.shards import missing_shards
+from etsuite.tools.sharded_runs import missing_shards
 
 DEFAULT_INPUT = "reports"
 DEFAULT_BUDGET = 900 * 1024
@@ -75,30 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
 def full_path_for(output: str) -> str:
     base, extension = os.path.splitext(output)
     return f"{base}.full{extension or '.md'}"
-
-
-def _default_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write a temporary file beside `path`, then rename it over `path`: a reader sees
-    the old summary or the new one, never half of one."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=folder, prefix=f".{os.path.basename(path)}.",
-        suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(text)
-        os.chmod(handle.name, _default_file_mode())  # not the temporary file's 0600
-        os.replace(handle.name, path)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
 
 
 def append_step_summary(path: str, sections, budget: int, text: str) -> None:
@@ -189,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in missing_shards(merged.runs):
         sys.stderr.write(f"summary: {line}\n")
     failing = sum(1 for r in merged.results if r.status in st.FAILING)
-    sys.stderr.write(f"summary: {markdown.plural(len(merged.results), 'test')}, {failing} failing, "
-                     f"{markdown.plural(len(merged.runs), 'run')}{where}\n")
+    sys.stderr.write(f"summary: {plural(len(merged.results), 'test')}, {failing} failing, "
+                     f"{plural(len(merged.runs), 'run')}{where}\n")
     return exit_code(args.fail_on, merged, changes)
 
 

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.durations --backend NAME [REPORT...]` (`make update-durations
+"""`python -m etsuite.tools.update_durations --backend NAME [REPORT...]` (`make update-durations
 BACKEND=NAME`): record how long each of a backend's tests took in its reports, in
 `backends/<name>/durations.json`, which `--shard K/N` balances shards by.
 
@@ -19,7 +19,7 @@ from etsuite.backends.harness.contract import (
     DURATIONS_FILE, durations_document, durations_of,
 )
 from etsuite.tools import reports
-from etsuite.tools.summary import write_atomically
+from etsuite.tools.files import write_atomically
 
 
 def default_reports(backend: str) -> list[str]:
@@ -37,7 +37,7 @@ def measured(merged: reports.Merged, backend: str) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.durations",
+        prog="python -m etsuite.tools.update_durations",
         description="Record a backend's test durations from its reports, for --shard.")
     parser.add_argument("--backend", required=True)
     parser.add_argument("reports", nargs="*", metavar="REPORT",

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.shard_report REPORT... [--unsharded REPORT...]`: how well a
+"""`python -m etsuite.tools.shard_balance REPORT... [--unsharded REPORT...]`: how well a
 sharded run was balanced, and whether it found what an unsharded run found.
 
 Per shard: the seconds its plan predicted (recorded by the harness in the report's
@@ -15,8 +15,8 @@ import argparse
 import sys
 
 from etsuite.tools import reports
-from etsuite.tools.markdown import seconds, table
-from etsuite.tools.shards import ShardedRun, sharded_runs
+from etsuite.tools.formatting import seconds, table
+from etsuite.tools.sharded_runs import ShardedRun, sharded_runs
 
 
 def _ratio(values: list[float]) -> str:
@@ -63,7 +63,7 @@ def differences(sharded: reports.Merged, unsharded: reports.Merged) -> list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.shard_report",
+    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.shard_balance",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("inputs", nargs="+", metavar="REPORT",
                         help="the shards' reports (files, globs, folders)")
@@ -76,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         unsharded = reports.load_all(reports.expand_inputs(args.unsharded)) \
             if args.unsharded else None
     except reports.BadInput as error:
-        sys.stderr.write(f"shard_report: error: {error}\n")
+        sys.stderr.write(f"shard_balance: error: {error}\n")
         return 2
     groups = sharded_runs([run for run, _ in loaded])
     if not groups:
-        sys.stderr.write("shard_report: error: no report of a sharded run (--shard K/N)\n")
+        sys.stderr.write("shard_balance: error: no report of a sharded run (--shard K/N)\n")
         return 2
     tests = {run.path: results for run, results in loaded}
     out = []
