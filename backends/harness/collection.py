@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from etsuite.backends.harness import declared, isolation, sharding, workers
+from etsuite.backends.harness import declared, isolation, shard_plan, workers
 from etsuite.backends.harness.contract import DURATIONS_FILE, Status
+from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
 from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of
 from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir
 
@@ -86,7 +87,7 @@ class Collection:
         if state.run.shard or under_xdist:
             try:
                 durations = self._recorded_durations()
-            except sharding.ShardError as error:
+            except DurationsError as error:
                 workers.usage_error_at_collection(config, items, str(error))
                 return
         if state.run.shard:
@@ -141,19 +142,19 @@ class Collection:
 
     def _recorded_durations(self) -> dict[str, float]:
         folders = set(backend_folders())
-        return sharding.load_durations([backends_dir() / backend / DURATIONS_FILE
-                                        for backend in sorted(self.state.selected_backends)
-                                        if backend in folders])
+        return load_durations([backends_dir() / backend / DURATIONS_FILE
+                               for backend in sorted(self.state.selected_backends)
+                               if backend in folders])
 
-    def _sharding_items(self, items: list) -> list:
-        return [sharding.Item(item.nodeid, getattr(flow_of(item, self.state), "name", None))
+    def _duration_items(self, items: list) -> list:
+        return [Item(item.nodeid, getattr(flow_of(item, self.state), "name", None))
                 for item in items]
 
     def _shard_of(self, config, items: list, durations: dict[str, float]) -> tuple[list, list]:
         """(this shard's items, the others'): the same on the pytest process and on every
         xdist worker, which all collect the same items and read the same durations."""
         run = self.state.run
-        plan = sharding.plan(self._sharding_items(items), durations, run.shard[1])
+        plan = shard_plan.plan(self._duration_items(items), durations, run.shard[1])
         run.plan = plan.facts()
         workers.hand_over_shard_plan(config, run.plan)
         index = run.shard[0] - 1
@@ -174,6 +175,6 @@ class Collection:
         with no recorded duration keep their collection order among equals."""
         if not durations:
             return
-        order = sharding.longest_first(self._sharding_items(items), durations)
+        order = longest_first(self._duration_items(items), durations)
         position = {nodeid: index for index, nodeid in enumerate(order)}
         items.sort(key=lambda item: position[item.nodeid])

@@ -20,14 +20,14 @@ import argparse
 
 from etsuite.backends.harness import (
     artifacts, collection, declared, hookspecs, isolation, runner_fixture, session, session_end,
-    sharding, stream, verdicts, workers,
+    shard_plan, stream, verdicts, workers,
 )
 
 
 def _shard_arg(text: str) -> tuple[int, int]:
     try:
-        return sharding.parse_shard(text)
-    except sharding.ShardError as error:
+        return shard_plan.parse_shard(text)
+    except shard_plan.ShardError as error:
         raise argparse.ArgumentTypeError(str(error))
 
 

@@ -1,14 +1,11 @@
-"""`--shard K/N`: split the selected items into N disjoint shards of about equal time.
+"""`--shard K/N`: which of the selected items each of N disjoint shards runs, so that the
+shards take about equal time by the items' expected durations (durations.py).
 
-Each item costs what the backend's `durations.json` recorded for its node id; an item
-not recorded yet costs the median of the recorded items of its flow (a quantized flow
-costs several times an fp32 one), else the median of all recorded items, else one
-second (an even split by count). Items of one test case (`contract.case_id`: the node id
-without the flow) form one group, so every flow of a case runs on the same machine,
-where work done once per case can be shared; the groups go longest first to the shard
-with the least time so far (greedy longest-processing-time packing). When whole groups
-balance clearly worse than single items would (a few huge cases), single items are
-packed instead: the plan says which.
+Items of one test case (`contract.case_id`: the node id without the flow) form one group,
+so every flow of a case runs on the same machine, where work done once per case can be
+shared; the groups go longest first to the shard with the least time so far (greedy
+longest-processing-time packing). When whole groups balance clearly worse than single
+items would (a few huge cases), single items are packed instead: the plan says which.
 
 The plan depends only on the node ids and the durations, never on collection order or
 the machine, so every shard of a run, the pytest process and each xdist worker compute
@@ -24,21 +21,18 @@ relative to this plugin's deselection that nothing fixes.
 from __future__ import annotations
 
 import hashlib
-import json
-import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
-from etsuite.backends.harness.contract import case_id, durations_of, param_ids
+from etsuite.backends.harness.contract import case_id
+from etsuite.backends.harness.durations import Item, estimates
 
 # Whole test cases are kept together unless that makes the longest shard this much
 # longer than packing single items would.
 GROUPING_TOLERANCE = 0.05
-DEFAULT_SECONDS = 1.0
 
 
 class ShardError(ValueError):
-    """A malformed --shard value or durations file; the plugin makes it a usage error."""
+    """A malformed --shard value; the plugin makes it a usage error."""
 
 
 def parse_shard(text: str, option: str = "--shard") -> tuple[int, int]:
@@ -50,25 +44,6 @@ def parse_shard(text: str, option: str = "--shard") -> tuple[int, int]:
     if count < 1 or not 1 <= index <= count:
         raise ShardError(f"{option} {text}: K must be between 1 and N (N >= 1)")
     return index, count
-
-
-def load_durations(paths: list[Path]) -> dict[str, float]:
-    """Recorded seconds per node id from these files (a missing file records nothing)."""
-    durations: dict[str, float] = {}
-    for path in paths:
-        if not path.is_file():
-            continue
-        try:
-            durations.update(durations_of(json.loads(path.read_text(encoding="utf-8"))))
-        except (ValueError, OSError) as error:  # JSONDecodeError is a ValueError
-            raise ShardError(f"{path}: {error}") from None
-    return durations
-
-
-@dataclass(frozen=True)
-class Item:
-    nodeid: str
-    flow: str | None
 
 
 @dataclass
@@ -84,26 +59,6 @@ class Plan:
         return {"items": self.items, "digest": self.digest, "grouped": self.grouped,
                 "estimated": self.estimated,
                 "predicted": [round(seconds, 1) for seconds in self.predicted]}
-
-
-def estimates(items: list[Item], durations: dict[str, float]) -> dict[str, float]:
-    """Seconds per item: recorded, else the median of its flow's recorded items, else
-    the median of all recorded items, else DEFAULT_SECONDS."""
-    flows = {item.flow for item in items if item.flow}
-    by_flow: dict[str, list[float]] = {}
-    for nodeid, seconds in durations.items():
-        for flow in set(param_ids(nodeid)) & flows:
-            by_flow.setdefault(flow, []).append(seconds)
-    overall = statistics.median(durations.values()) if durations else DEFAULT_SECONDS
-    medians = {flow: statistics.median(values) for flow, values in by_flow.items()}
-    return {item.nodeid: durations.get(item.nodeid, medians.get(item.flow, overall))
-            for item in items}
-
-
-def longest_first(items: list[Item], durations: dict[str, float]) -> list[str]:
-    """Node ids by estimated seconds, longest first; equal estimates keep their order."""
-    cost = estimates(items, durations)
-    return [item.nodeid for item in sorted(items, key=lambda item: -cost[item.nodeid])]
 
 
 def _pack(groups: dict[str, list[str]], cost: dict[str, float], count: int
