@@ -15,7 +15,7 @@ from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
 from etsuite.backends.harness import sweep as sweep_cli
 from etsuite.backends.harness.runner_fixture import seed_everything
-from etsuite.backends.harness.selection import derive_seed
+from etsuite.backends.harness.seeds import derive_seed
 
 CONFTEST = """
 import dataclasses

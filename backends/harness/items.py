@@ -1,7 +1,7 @@
 """What the plugin reads off a pytest item and keeps on it: its flow (the `test_runner`
-param), its case (the node id without the flow), the identity its records carry, and its
-records so far. Collection, the fixture and the verdicts all ask the same questions, so
-the answers live here once.
+param), its case (the node id without the flow), the identity its records carry (suite,
+seed, repro command), and its records so far. Collection, the fixture and the verdicts
+all ask the same questions, so the answers live here once.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 
 from etsuite.backends.harness.contract import SubtestRecord, case_id, test_case_id
+from etsuite.backends.harness.contract import repro_command as contract_repro
+from etsuite.backends.harness.registry import backend_folders
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
-from etsuite.backends.harness.selection import derive_seed, repro_command, suite_of
+from etsuite.backends.harness.seeds import derive_seed
 
 RUNNER_KEY = pytest.StashKey[TestRunner]()
 # Status given at collection time (skip_unsupported, unavailable) with its reason.
@@ -26,6 +28,23 @@ def flow_of(item, state):
 
 def case_of(item, flow) -> str:
     return case_id(item.nodeid, flow.name if flow else None)
+
+
+def suite_of(nodeid: str) -> str:
+    """The record's suite: the folder under backends/suite/ (operators, models), a
+    backend's own tests as `<backend>/test`, else the test's top folder."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    if "suite" in parts and parts.index("suite") + 1 < len(parts) - 1:
+        return parts[parts.index("suite") + 1]
+    if len(parts) >= 3 and parts[0] == "backends":
+        return f"{parts[1]}/{parts[2]}"
+    return parts[0] if len(parts) > 1 else "."
+
+
+def repro_command(backend: str | None, nodeid: str, seed: int) -> str:
+    """The record's repro: through `tox -e <backend>` for this repository's backends
+    (each has a tox environment of its name), else plain pytest."""
+    return contract_repro(backend if backend in backend_folders() else None, nodeid, seed)
 
 
 def context_of(item, flow, state) -> tuple[TestContext, int]:

@@ -16,8 +16,9 @@ import pytest
 
 from etsuite.backends.harness import artifacts, declared, isolation, stream, workers
 from etsuite.backends.harness.contract import SEED_POLICIES, run_facts, session_facts
+from etsuite.backends.harness.flow_selection import UnknownNameError, select_flows
 from etsuite.backends.harness.registry import backend_folders, builtin_flows, hook_flows, index_flows
-from etsuite.backends.harness.selection import UnknownNameError, derive_seed, select_flows
+from etsuite.backends.harness.seeds import derive_seed
 
 STATE_KEY = pytest.StashKey["SessionState"]()
 SEED_ENV = "ETSUITE_SEED"
@@ -32,7 +33,7 @@ class RunIdentity:
     id: str
     selection: str
     shard: tuple[int, int] | None = None
-    plan: dict | None = None  # sharding.Plan.facts(), from collection
+    plan: dict | None = None  # shard_plan.Plan.facts(), from collection
 
     @classmethod
     def from_config(cls, config) -> "RunIdentity":

@@ -21,9 +21,10 @@ from etsuite.backends.harness.contract import (
     FAILING, PASSING, Status, SubtestRecord, error_headline, param_ids, test_case_id,
 )
 from etsuite.backends.harness.expectations import Verdict, judge, rewrite_status
-from etsuite.backends.harness.items import RUNNER_KEY, case_of, flow_of, record_for_item, records_for
+from etsuite.backends.harness.items import (
+    RUNNER_KEY, case_of, flow_of, record_for_item, records_for, repro_command, suite_of,
+)
 from etsuite.backends.harness.runner import TestContext, new_record
-from etsuite.backends.harness.selection import repro_command, suite_of
 
 
 @dataclass

@@ -1,13 +1,9 @@
-"""Which flows exist and which this run selected (`--backend` / `--flow`), the
-per-test seed, and the repro command. One place for the identity of a test."""
+"""Which flows this run selected (`--backend` / `--flow`), and the error that lists the
+known names when one is unknown."""
 
 from __future__ import annotations
 
-import hashlib
-
-from etsuite.backends.harness.contract import repro_command as contract_repro
 from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.registry import backend_folders
 
 
 class UnknownNameError(ValueError):
@@ -38,24 +34,3 @@ def select_flows(flows: dict[str, Flow], backends: list[str], flow_names: list[s
     narrowed = {flows[name].backend for name in flow_names}
     return [f for f in flows.values()
             if f.name in flow_names or (f.backend in backends and f.backend not in narrowed)]
-
-
-def derive_seed(session_seed: int, case: str) -> int:
-    """Stable across processes and machines (unlike hash()), distinct per case."""
-    digest = hashlib.md5(case.encode("utf-8")).digest()
-    return (int.from_bytes(digest[:8], "little") + session_seed) % (2**31 - 1)
-
-
-def suite_of(nodeid: str) -> str:
-    parts = nodeid.split("::", 1)[0].split("/")
-    if "suite" in parts and parts.index("suite") + 1 < len(parts) - 1:
-        return parts[parts.index("suite") + 1]
-    if len(parts) >= 3 and parts[0] == "backends":
-        return f"{parts[1]}/{parts[2]}"
-    return parts[0] if len(parts) > 1 else "."
-
-
-def repro_command(backend: str | None, nodeid: str, seed: int) -> str:
-    """The record's repro: through `tox -e <backend>` for this repository's backends
-    (each has a tox environment of its name), else plain pytest."""
-    return contract_repro(backend if backend in backend_folders() else None, nodeid, seed)
