@@ -56,8 +56,9 @@ import sys
 from pathlib import Path
 
 from etsuite.backends.arm.tosa_reference import TosaReferenceRuntime
-from etsuite.backends.harness.flow import FP32_TOLERANCE, INT8_TOLERANCE, Flow
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.tolerance import FP32, INT8
 
 BACKEND = "arm"
 
@@ -149,7 +150,7 @@ def _arm_flow(name: str, description: str, target, *, quantize: bool, runtime,
         partitioners=_partitioners(target),
         edge_compile_config=_edge_compile_config,
         quantizer=_symmetric_int8_quantizer(target) if quantize else None,
-        tolerance=INT8_TOLERANCE if quantize else FP32_TOLERANCE,
+        tolerance=INT8 if quantize else FP32,
         runtime=runtime,
         requires=requires,
         enable_hint=enable_hint,

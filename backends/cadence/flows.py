@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import sys
 
-from etsuite.backends.harness.flow import INT8_TOLERANCE, Flow
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.tolerance import INT8
 
 BACKEND = "cadence"
 REQUIRES = ("torch", "executorch", "torchao", "executorch.backends.cadence.aot.compiler",
@@ -63,7 +64,7 @@ CADENCE = Flow(
     description=("int8 (CadenceDefaultQuantizer), ops rewritten to cadence:: kernels; runs on "
                  "an Xtensa DSP or cadence_runner"),
     quantizer=_quantizer,
-    tolerance=INT8_TOLERANCE,
+    tolerance=INT8,
     requires=REQUIRES,
     enable_hint=ENABLE_HINT,
     probe=_probe,

@@ -30,8 +30,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from etsuite.backends.harness.flow import INT8_TOLERANCE, Flow
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
+from etsuite.backends.harness.tolerance import INT8
 
 BACKEND = "cortex_m"
 FVP = "FVP_Corstone_SSE-300_Ethos-U55"
@@ -149,7 +150,7 @@ CORTEX_M = Flow(
     description=("int8 (CortexMQuantizer), ops rewritten to cortex_m:: CMSIS-NN kernels "
                  "(CortexMPassManager, Cortex-M55); runs on a Cortex-M or the Corstone-300 FVP"),
     quantizer=_quantizer,
-    tolerance=INT8_TOLERANCE,
+    tolerance=INT8,
     runtime=CortexMHostRuntime(),
     requires=REQUIRES,
     enable_hint=ENABLE_HINT,

@@ -17,7 +17,9 @@ from etsuite.backends.harness.runtimes import ExecuTorchRuntime
 from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
 
 
-# The recipe rules (tolerance.py); the old names stay for flows defined elsewhere.
+# Older names of tolerance.FP32 and tolerance.INT8, kept for flows outside this repository
+# (a conftest's pytest_etsuite_flows, an `etsuite.flows` entry point) that import them from
+# here; this repository's flows import tolerance's names.
 FP32_TOLERANCE = FP32
 INT8_TOLERANCE = INT8
 
