@@ -3,7 +3,7 @@ per-flow table, changes since the baseline, support matrix, failure breakdown, t
 cases declared non-strict, the failures with their repro commands, the passes close to
 their bound, slow tests, delegation and numerical quality), tables by tabulate.
 
-Everything here formats; the numbers come from `tally` and `compare`. Output is
+Everything here formats; the numbers come from `tally` and `baseline_diff`. Output is
 deterministic (no clock, sorted where order is not meaningful) so it can be checked
 line by line and diffed between runs.
 """

@@ -43,7 +43,7 @@ class Run:
 
     path: str
     kind: str                  # "report" or "stream"
-    facts: dict | None         # the plugin's session facts (taxonomy.REPORT_KEY)
+    facts: dict | None         # the plugin's session facts (under contract.REPORT_KEY)
     finished: bool             # False for a stream without a "finished" line
     exitcode: int | None
     started: float | None      # epoch seconds, orders runs for duplicates

@@ -279,7 +279,7 @@ def _grouped(failures: list[Failure], key) -> list[Group]:
 
 
 def by_stage(failures: list[Failure]) -> list[Group]:
-    """Groups keyed (status, stage), in taxonomy order."""
+    """Groups keyed (status, stage), in the statuses' order (contract.ORDER)."""
     rank = ORDER
     groups = _grouped(failures, lambda f: (f.status, f.stage or ""))
     return sorted(groups, key=lambda g: (rank[g.key[0]], g.key[1]))
