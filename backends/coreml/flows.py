@@ -20,7 +20,7 @@ serialization; lowering coverage is still measured. With a runtime that register
 
 Cost: `CoreMLQuantizer.annotate` builds its pattern graphs anew on every call: 405 strict
 `torch.export`s of small conv/linear/batch-norm/binary-op x activation patterns, 99% of the
-quantize stage (75 s of CPU per subtest; 280 s wall on a loaded 2-core host). No public
+quantize stage (its time before and after: README, "Benchmark and speed"). No public
 option skips them (every registered annotator runs for every config). The quantizer factory
 here therefore builds the quantizer once per process, and the harness memoizes the
 pattern graphs through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module`
@@ -28,7 +28,7 @@ pattern graphs through the module-level hook `_coreml_quantizer_utils._get_aten_
 pattern, and the annotations, converted graph and quantized weights were checked
 byte-identical. The
 harness's warm-up quantizes once in the parent, so forked test children inherit the
-graphs and quantize in 2-5 s. Known gaps are data: expectations.toml beside this file.
+graphs and quantize without rebuilding them. Known gaps are data: expectations.toml beside this file.
 """
 
 from etsuite.backends.harness.flow import Flow, delegating_flow

@@ -140,8 +140,9 @@ def backend_of_test_folder(path: Path) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _backend_of_folder(folder: str) -> str | None:
-    """Per folder, since every collected item asks (resolving paths was 1.5 s of
-    collecting one backend's 4,400 items)."""
+    """Per folder, since every collected item asks, and resolving the paths again for
+    each of a backend's thousands of items slows collection (README, "Benchmark and
+    speed")."""
     try:
         parts = Path(folder).resolve().relative_to(backends_dir().resolve()).parts
     except ValueError:
