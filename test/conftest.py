@@ -113,7 +113,7 @@ def _warm_this_process() -> None:
     """Import torch and executorch and lower once (the harness's warm-up, with the
     portable and XNNPACK flows) in this test process, so every forked session starts warm."""
     from etsuite.backends.harness import speedups
-    from etsuite.backends.harness.pipeline import warm_up
+    from etsuite.backends.harness.warm_up import warm_up
     from etsuite.backends.portable.flows import PORTABLE
     from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR
 

@@ -165,7 +165,7 @@ def test_quantized_varargs_model_with_dynamic_shapes():
                           XNNPACK_STATIC_INT8_PER_TENSOR,
                           dynamic_shapes=(({0: batch}, {0: batch}),),
                           run_inputs=(torch.randn(5, 4), torch.randn(5, 4)))
-    assert result["status"] is Status.PASS, (result["stage"], result["error"])
+    assert result.status is Status.PASS, (result.stage, result.error)
 
 
 class UnbatchedAvgPool1d(torch.nn.Module):
@@ -181,8 +181,8 @@ def test_a_wrapped_failure_names_its_cause():
 
     result = run_pipeline(UnbatchedAvgPool1d(), (torch.randn(3, 8),),
                           XNNPACK_STATIC_INT8_PER_TENSOR)
-    assert (result["status"].value, result["stage"]) == ("fail_lower", "lower")
-    wrapper, cause = result["error"].split("\ncaused by: ")
+    assert (result.status.value, result.stage) == ("fail_lower", "lower")
+    wrapper, cause = result.error.split("\ncaused by: ")
     assert "An error occurred when running the 'ChannelsLastTaggedReshapePass' pass" in wrapper
     assert cause.startswith("AssertionError: ") and "NHWC" in cause
 
@@ -204,3 +204,38 @@ def test_a_long_wrapper_leaves_room_for_a_long_cause():
     assert len(text) <= ERROR_LIMIT + 20
     assert text.startswith("Exception: An error occurred when running the 'P' pass")
     assert "\ncaused by: ValueError: the real cause\n" in text
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def test_an_outcome_holds_the_record_fields_and_the_replay_apart():
+    """What run_pipeline found goes into a record as it is; the Replay that runs the
+    program again travels beside it, never inside the record."""
+    from etsuite.backends.harness.contract import Status, SubtestRecord
+    from etsuite.backends.harness.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    model = AddOne()
+    outcome = run_pipeline(model, (torch.randn(2, 3),), PORTABLE)
+    found = outcome.record_fields()
+    assert "replay" not in found
+    record = SubtestRecord(test_id="t.py::t", test_case="t.py::t", subtest=0, suite="operators",
+                           backend="portable", flow="portable", **found)
+    assert (record.status, record.runtime) == (Status.PASS, "executorch"), record
+    assert record.pte_size and record.outputs and set(record.timings) >= {"lower", "run"}
+    assert outcome.replay is not None and outcome.replay.status(model) is Status.PASS
+
+
+def test_every_built_in_runtime_is_a_runtime_by_shape():
+    """Runtimes implement `runtimes.Runtime` by shape, not by a base class: each built-in
+    flow's runtime has every member the pipeline calls."""
+    from etsuite.backends.harness.registry import builtin_flows
+    from etsuite.backends.harness.runtimes import Runtime
+
+    runtimes = {type(flow.runtime).__name__: flow.runtime for flow in builtin_flows()}
+    assert {"ExecuTorchRuntime", "TosaReferenceRuntime", "CortexMHostRuntime"} <= set(runtimes)
+    assert [name for name, runtime in runtimes.items() if not isinstance(runtime, Runtime)] == []
+    assert not isinstance(object(), Runtime)

@@ -1,6 +1,11 @@
 """The speed-ups in backends/harness/speedups.py must not change what torch and the
 quantizers compute: same answers as the original functions, recomputed when the operator
-registry changes, one build per distinct pattern graph and a private copy for each caller."""
+registry changes, one build per distinct pattern graph and a private copy for each caller.
+They patch torch only when an entry point applies them (the plugin, at configure time), and
+only once."""
+
+import subprocess
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -289,10 +294,10 @@ def test_shared_node_provenance_leaves_lowering_and_node_history_unchanged():
     from executorch.exir import to_edge_transform_and_lower
     from torch.fx.traceback import NodeSource
 
-    from etsuite.backends.harness.pipeline import _WarmUpModel  # conv, relu, mean, linear
+    from etsuite.backends.harness.warm_up import WarmUpModel  # conv, relu, mean, linear
 
     torch.manual_seed(0)
-    model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    model, inputs = WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
 
     def lower():
         program = to_edge_transform_and_lower(torch.export.export(model, inputs),
@@ -316,3 +321,39 @@ def test_shared_node_provenance_leaves_lowering_and_node_history_unchanged():
     finally:
         NodeSource.__deepcopy__ = saved
     assert shared[:3] == copied[:3]
+
+
+def test_apply_twice_wraps_nothing_twice():
+    import torch.export.exported_program as exported_program
+
+    memoized = exported_program._collect_all_valid_cia_ops
+    assert speedups.apply() == speedups.apply()
+    assert exported_program._collect_all_valid_cia_ops is memoized
+    assert not hasattr(memoized.__wrapped__, "__wrapped__")  # torch's own function
+
+
+# In a new interpreter: import the pipeline and the warm-up (torch untouched), then run a
+# pytest session, whose configure applies the speed-ups before the session starts.
+APPLIED_AT_CONFIGURE = """
+import collections.abc, sys, typing
+import pytest
+import torch._ops
+import etsuite.backends.harness.warm_up
+from etsuite.backends.harness import speedups
+
+print("imported:", torch._ops.Callable is collections.abc.Callable, speedups._applied)
+
+class Probe:
+    def pytest_sessionstart(self):
+        print("configured:", torch._ops.Callable is typing.Callable)
+
+pytest.main(["-q", "-p", "no:cacheprovider", "--collect-only", sys.argv[1]], plugins=[Probe()])
+"""
+
+
+def test_importing_the_pipeline_patches_nothing_and_the_plugin_applies_at_configure(tmp_path):
+    done = subprocess.run([sys.executable, "-c", APPLIED_AT_CONFIGURE, str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = done.stdout.splitlines()
+    assert "imported: True []" in lines, done.stdout + done.stderr
+    assert "configured: True" in lines, done.stdout + done.stderr

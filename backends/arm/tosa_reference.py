@@ -26,7 +26,7 @@ import operator
 from dataclasses import dataclass, field
 
 from etsuite.backends.harness.flow import module_on_disk
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime, LoweredProgram, Runtime
+from etsuite.backends.harness.runtimes import ExecuTorchRuntime, LoweredProgram
 
 REFERENCE_MODULE = "tosa_reference_model"
 TOSA_BACKEND_ID = "TOSABackend"
@@ -263,7 +263,7 @@ class _Loaded:
 
 
 @dataclass(frozen=True)
-class TosaReferenceRuntime(Runtime):
+class TosaReferenceRuntime:
     """Executes lowered Arm TOSA programs on the TOSA reference model (see module doc)."""
 
     name: str = "tosa-reference-model"

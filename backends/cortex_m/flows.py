@@ -31,7 +31,7 @@ import shutil
 from dataclasses import dataclass
 
 from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
+from etsuite.backends.harness.runtimes import LoweredProgram
 from etsuite.backends.harness.tolerance import INT8
 
 BACKEND = "cortex_m"
@@ -110,7 +110,7 @@ def lower(exported_program, inputs=None):
 
 
 @dataclass(frozen=True)
-class CortexMHostRuntime(Runtime):
+class CortexMHostRuntime:
     """This host's ExecuTorch runtime, for Cortex-M programs: they cannot run unless it
     registers every cortex_m:: kernel the program calls (the PyPI wheel registers none)."""
 

@@ -52,8 +52,10 @@ class ArtifactPolicy:
     def wants(self, status: Status) -> bool:
         return self.every or status in FAILING
 
-    def write(self, test_id: str, subtest: int, replay, record: dict) -> str | None:
-        """Write one subtest's files; returns their folder, or None past the cap."""
+    def write(self, test_id: str, subtest: int, replay, status: Status,
+              seed: int | None) -> str | None:
+        """Write one subtest's files (`replay` is the pipeline's `Replay`); returns their
+        folder, or None past the cap."""
         import torch
 
         files = {"program.pte": bytes(replay.program.pte)}
@@ -71,8 +73,8 @@ class ArtifactPolicy:
             pickled["actual.pt"] = list(replay.actual)
         for name, value in pickled.items():
             files[name] = _saved(value)
-        manifest = {"test_id": test_id, "subtest": subtest, "status": str(record["status"]),
-                    "seed": record.get("seed"), "program": "program.pte", "inputs": inputs,
+        manifest = {"test_id": test_id, "subtest": subtest, "status": str(status),
+                    "seed": seed, "program": "program.pte", "inputs": inputs,
                     "byte_order": "little", "expected": "expected.pt",
                     "actual": "actual.pt" if replay.actual is not None else None}
         files["manifest.json"] = json.dumps(manifest, indent=1).encode()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from etsuite.backends.harness.expectations import Expectation, Expectations
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.runtimes import ExecuTorchRuntime, Runtime
 from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
 
 
@@ -47,7 +47,7 @@ class Flow:
     # What executes the lowered program (see runtimes.py). When it cannot on this host
     # (e.g. the ExecuTorch runtime lacks the delegate), subtests stop after serialization
     # as `lowered_not_run`.
-    runtime: Any = ExecuTorchRuntime()
+    runtime: Runtime = ExecuTorchRuntime()
     # Python modules the flow needs; if one is missing the flow is `unavailable`.
     requires: Sequence[str] = ("torch", "executorch")
     # What a user does to make an unavailable flow runnable (a package, an SDK path).

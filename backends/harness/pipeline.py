@@ -4,6 +4,9 @@ eager reference -> export -> quantize (if the flow does) -> lower (partitioner) 
 to_executorch + serialize -> load -> run -> compare. Each stage is timed; the first stage
 that raises decides the status (see `contract.STAGE_FAILURE`). A model whose eager run or
 export raises is the test's fault, not the backend's: `skip_invalid`.
+
+Importing this module leaves torch as it is: whoever runs the pipeline applies
+`speedups` first (the plugin does at configure time).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import logging
 import os
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 import torch
@@ -20,13 +23,14 @@ import torch
 from etsuite.backends.harness.contract import (
     CAUSE_SEPARATOR, ERROR_LIMIT, STAGE_FAILURE, Status, trim_error,
 )
+from etsuite.backends.harness.delegation import (
+    computing_ops, count_delegation, delegated_precision,
+)
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
-from etsuite.backends.harness.runtimes import LoweredProgram
-from etsuite.backends.harness.tolerance import RuleBook
+from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
+from etsuite.backends.harness.tolerance import RuleBook, Tolerance
 from etsuite.backends.harness import speedups
-
-speedups.apply()
 
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
@@ -81,72 +85,7 @@ def _error_text(error: BaseException) -> str:
 WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
 
 
-def count_delegation(exported_program) -> tuple[dict, dict]:
-    """Histograms of ops inside delegate blobs and ops left to portable kernels."""
-    delegated: dict[str, int] = {}
-    undelegated: dict[str, int] = {}
-    graph_module = exported_program.graph_module
-    for node in graph_module.graph.nodes:
-        if node.op != "call_function" or _is_bookkeeping(node.target):
-            continue
-        if node.target is torch._higher_order_ops.executorch_call_delegate:
-            lowered = getattr(graph_module, node.args[0].target)
-            for inner in lowered.original_module.graph.nodes:
-                if inner.op == "call_function" and not _is_bookkeeping(inner.target):
-                    _bump(delegated, _op_name(inner.target))
-        else:
-            _bump(undelegated, _op_name(node.target))
-    return delegated, undelegated
-
-
-def delegated_precision(exported_program) -> str | None:
-    """In a quantizing flow, how the delegated computation ran: "quantized" when every
-    computing node inside a delegate has q/dq around it (a dequantized input, or an
-    output that is quantized, as for a relu fused after a quantized conv), "float" when
-    none does, "mixed" otherwise; None when no computing node was delegated.
-    A quantizer that leaves an op in floating point (gelu, say) shows up here as "float"
-    even though the flow quantizes."""
-    graph_module = exported_program.graph_module
-    quantized = computing = 0
-    for node in graph_module.graph.nodes:
-        if node.op != "call_function" or \
-                node.target is not torch._higher_order_ops.executorch_call_delegate:
-            continue
-        for inner in getattr(graph_module, node.args[0].target).original_module.graph.nodes:
-            if inner.op != "call_function" or _is_bookkeeping(inner.target) \
-                    or _is_quantize_bookkeeping(_op_name(inner.target)):
-                continue
-            computing += 1
-            quantized += any(
-                arg.op == "call_function" and "dequantize" in _op_name(arg.target)
-                for arg in inner.all_input_nodes) or any(
-                user.op == "call_function" and _is_quantize(_op_name(user.target))
-                for user in inner.users)
-    if not computing:
-        return None
-    return "quantized" if quantized == computing else "float" if not quantized else "mixed"
-
-
-def _is_quantize(op_name: str) -> bool:
-    return "quantize_per" in op_name and "dequantize" not in op_name
-
-
-def _is_bookkeeping(target) -> bool:
-    import operator
-
-    return target is operator.getitem
-
-
-def _op_name(target) -> str:
-    name = getattr(target, "__name__", None) or str(target)
-    return name.replace("aten::", "aten.")
-
-
-def _bump(histogram: dict, key: str) -> None:
-    histogram[key] = histogram.get(key, 0) + 1
-
-
-def _quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None):
+def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None):
     """PT2E on the already exported graph (no second export of the eager model)."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
@@ -189,18 +128,13 @@ def run_pipeline(
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
-) -> dict:
-    """Run one subtest; return the record fields the pipeline knows (status, stage,
-    error, timings, delegation, pte size, output statistics). Never raises for a
-    failure of the model or the backend: that is what the record is for.
+) -> PipelineOutcome:
+    """Run one subtest; return what the pipeline found (see `PipelineOutcome`). Never
+    raises for a failure of the model or the backend: that is what the record is for.
     `run_inputs` (default: `inputs`) are what the program and eager run on for the
     comparison; `inputs` trace the export and calibrate quantization."""
-    result: dict[str, Any] = {
-        "status": None, "stage": None, "error": None, "timings": {},
-        "delegated_nodes": None, "undelegated_nodes": None,
-        "delegated_ops": {}, "undelegated_ops": {}, "pte_size": None, "outputs": [],
-    }
-    timer = _Timer(result["timings"], on_stage)
+    outcome = PipelineOutcome()
+    timer = _Timer(outcome.timings, on_stage)
     inputs = tuple(inputs)
     run_inputs = inputs if run_inputs is None else tuple(run_inputs)
     model = model.eval()
@@ -213,23 +147,13 @@ def run_pipeline(
         if flow.quantizes:
             exported = timer.run(
                 "quantize",
-                lambda: _quantize(exported, inputs, flow, dynamic_shapes, model.forward))
-        _lower_run_compare(exported, run_inputs, expected, flow, tolerance, timer, result)
+                lambda: quantize(exported, inputs, flow, dynamic_shapes, model.forward))
+        _lower_run_compare(exported, run_inputs, expected, flow, tolerance, timer, outcome)
     except StageError as failure:
-        result["stage"] = failure.stage
-        result["error"] = _error_text(failure.error)
-        result["status"] = STAGE_FAILURE[failure.stage]
-    return result
-
-
-def _is_quantize_bookkeeping(op_name: str) -> bool:
-    return op_name.startswith("quantized_decomposed.") or "quantize_per_" in op_name
-
-
-def computing_ops(histogram: dict) -> int:
-    """Nodes that compute, leaving out quantize/dequantize: a delegate holding only q/dq
-    nodes has not taken the operator under test."""
-    return sum(n for op, n in histogram.items() if not _is_quantize_bookkeeping(op))
+        outcome.stage = failure.stage
+        outcome.error = _error_text(failure.error)
+        outcome.status = STAGE_FAILURE[failure.stage]
+    return outcome
 
 
 def lower(exported, flow: Flow):
@@ -245,50 +169,45 @@ def lower(exported, flow: Flow):
 
 
 def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer: _Timer,
-                       found: dict) -> None:
+                       found: PipelineOutcome) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
     delegated, undelegated = count_delegation(edge.exported_program())
-    found.update(
-        delegated_ops=delegated,
-        undelegated_ops=undelegated,
-        delegated_nodes=sum(delegated.values()),
-        undelegated_nodes=sum(undelegated.values()),
-        delegated_precision=delegated_precision(edge.exported_program()) if flow.quantizes
-        else None,
-    )
+    found.delegated_ops, found.undelegated_ops = delegated, undelegated
+    found.delegated_nodes = sum(delegated.values())
+    found.undelegated_nodes = sum(undelegated.values())
+    if flow.quantizes:
+        found.delegated_precision = delegated_precision(edge.exported_program())
     executorch_program = timer.run("serialize", edge.to_executorch)
-    found["pte_size"] = len(executorch_program.buffer)
+    found.pte_size = len(executorch_program.buffer)
     program = LoweredProgram(
         pte=executorch_program.buffer, edge_program=edge,
-        delegated_nodes=found["delegated_nodes"], undelegated_nodes=found["undelegated_nodes"])
+        delegated_nodes=found.delegated_nodes, undelegated_nodes=found.undelegated_nodes)
 
     runtime = flow.runtime
     missing = runtime.missing(program)
     if missing:
-        found.update(status=Status.LOWERED_NOT_RUN, error=missing)
+        found.status, found.error = Status.LOWERED_NOT_RUN, missing
         return
 
-    found["runtime"] = runtime.name
-    replay = found[REPLAY_KEY] = Replay(program, runtime, tolerance or flow.tolerance,
-                                        flat_inputs(inputs), flatten_tensors(expected))
+    found.runtime = runtime.name
+    replay = found.replay = Replay(program, runtime, tolerance or flow.tolerance,
+                                   flat_inputs(inputs), flatten_tensors(expected))
     loaded = timer.run("load", lambda: runtime.load(program))
     actual = timer.run("run", lambda: runtime.execute(loaded, replay.inputs))
     replay.actual = actual
 
     comparison = timer.run("compare", lambda: compare_outputs(expected, actual, replay.rules))
-    found.update(outputs=comparison.statistics, verdict_rule=comparison.rule,
-                 margin=comparison.margin)
+    found.outputs = comparison.statistics
+    found.verdict_rule, found.margin = comparison.rule, comparison.margin
     if not comparison.matched:
-        found.update(status=Status.FAIL_MISMATCH, stage="compare", error=comparison.message)
+        found.status, found.stage, found.error = \
+            Status.FAIL_MISMATCH, "compare", comparison.message
     elif flow.delegates and computing_ops(delegated) == 0:
-        found["status"] = Status.PASS_UNDELEGATED
+        found.status = Status.PASS_UNDELEGATED
     else:
-        found["status"] = Status.PASS
-
-
-REPLAY_KEY = "_replay"  # in run_pipeline's result; the runner pops it (not a record field)
+        found.status = Status.PASS
 
 
 def flat_inputs(inputs) -> list:
@@ -302,8 +221,8 @@ class Replay:
     artifacts (.pte, inputs, eager and runtime outputs)."""
 
     program: LoweredProgram
-    runtime: Any
-    rules: Any
+    runtime: Runtime
+    rules: RuleBook | Tolerance
     inputs: list                 # flat program inputs
     expected: list               # flat eager outputs
     actual: list | None = None   # flat runtime outputs (None: the run raised)
@@ -329,53 +248,29 @@ class Replay:
             else Status.FAIL_MISMATCH
 
 
-class _WarmUpModel(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(2, 4, 3)
-        self.linear = torch.nn.Linear(4, 3)
+@dataclass
+class PipelineOutcome:
+    """What one run of the pipeline found: the record fields it knows (the names and
+    meanings of `contract.SubtestRecord`'s; `status` is None only until a stage decides
+    it) and, once a program could run, its `replay`, which is for the runner and never
+    part of the record."""
 
-    def forward(self, x):
-        return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+    status: Status | None = None
+    stage: str | None = None
+    error: str | None = None
+    timings: dict = field(default_factory=dict)
+    delegated_nodes: int | None = None
+    undelegated_nodes: int | None = None
+    delegated_ops: dict = field(default_factory=dict)
+    undelegated_ops: dict = field(default_factory=dict)
+    delegated_precision: str | None = None
+    pte_size: int | None = None
+    outputs: list = field(default_factory=list)
+    verdict_rule: str | None = None
+    margin: str | None = None
+    runtime: str | None = None
+    replay: Replay | None = None
 
-
-def warm_up(flows: list[Flow]) -> list[str]:
-    """Pay the one-time costs (lazy imports, dispatcher and export caches, the speed-ups'
-    memos: about 5 s) once in the parent, so forked test children inherit a warm process.
-
-    Lowers (never executes) with one floating-point and one quantizing flow of each
-    selected backend, since quantizers keep their pattern graphs per backend: a backend's
-    runtime threads must not be started before fork. Runs the portable path end to end
-    (it also warms the runtime's loader) only when a portable flow is selected, as it
-    costs each worker seconds. A failure costs only speed, so it does not stop the
-    session: returns one line per part that failed, saying why, for the caller to show."""
-    model, inputs = _WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
-    logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
-    try:
-        return _warm_up(model, inputs, flows)
-    finally:
-        logging.disable(logging.NOTSET)
-
-
-def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
-    problems = []
-    if not flows:
-        return problems  # no test of this run uses a flow: nothing to warm
-    picked: dict[tuple, Flow] = {}
-    for flow in flows:
-        if flow.delegates and flow.unavailable_reason() is None:
-            picked.setdefault((flow.backend, flow.quantizes), flow)
-    if any(not flow.delegates for flow in flows) or not picked:
-        portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
-        if portable["status"] is not Status.PASS:
-            problems.append(f"portable path: {portable['status']} at {portable['stage']}: "
-                            f"{(portable['error'] or '').splitlines()[0] if portable['error'] else ''}")
-    for flow in picked.values():
-        try:
-            exported = torch.export.export(model, inputs)
-            if flow.quantizes:
-                exported = _quantize(exported, inputs, flow, None)
-            lower(exported, flow).to_executorch()
-        except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
-            problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
-    return problems
+    def record_fields(self) -> dict[str, Any]:
+        """The record's fields, as keywords of `contract.SubtestRecord`."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replay"}

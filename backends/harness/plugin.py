@@ -20,7 +20,7 @@ import argparse
 
 from etsuite.backends.harness import (
     artifacts, collection, declared, hookspecs, isolation, runner_fixture, session, session_end,
-    shard_plan, stream, verdicts, workers,
+    shard_plan, speedups, stream, verdicts, workers,
 )
 
 
@@ -60,9 +60,12 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    """Settings first (a bad one is a usage error, exit 4), then one plugin object per
-    concern, each handed the same session state."""
+    """Settings first (a bad one is a usage error, exit 4), then the speed-ups in any
+    process that runs tests (no import patches torch: see `speedups.apply`), then one
+    plugin object per concern, each handed the same session state."""
     state = session.build_state(config)
+    if not workers.is_xdist_controller(config):
+        speedups.apply()
     collection.register_markers(config, state.flows.values())
     isolation.register_markers(config)
     config.stash[session.STATE_KEY] = state  # for conftests and other plugins

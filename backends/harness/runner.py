@@ -116,23 +116,23 @@ class TestRunner:
         Never raises for a backend failure: the harness fails the test after the test
         body returns, so every subtest of a test is recorded. Returns the record.
         """
-        from etsuite.backends.harness.pipeline import REPLAY_KEY, run_pipeline
+        from etsuite.backends.harness.pipeline import run_pipeline
 
         subtest = len(self.records)
         run_inputs = random_like(inputs) if generate_random_test_inputs else None
-        found = run_pipeline(
+        outcome = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
             tolerance=self.rules(atol, rtol), run_inputs=run_inputs,
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
-        replay = found.pop(REPLAY_KEY, None)
+        found, replay = outcome.record_fields(), outcome.replay
         if found["status"] in RERUN and replay is not None:
             found.update(self._rerun(replay, model, run_inputs or tuple(inputs), subtest))
         if self.artifacts is not None and replay is not None \
                 and self.artifacts.wants(found["status"]):
             found["artifacts"] = self.artifacts.write(
-                self.context.test_id, subtest, replay, {**found, "seed": self.context.seed})
+                self.context.test_id, subtest, replay, found["status"], self.context.seed)
         record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
         self._on_progress({"event": "record", "record": record.to_dict()})

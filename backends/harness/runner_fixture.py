@@ -1,5 +1,6 @@
 """The `test_runner` fixture, the seeding that makes every flow of a case see the same
-inputs, and the warm-up that lets forked tests start with the per-process memos filled.
+inputs, and when the warm-up (warm_up.py) runs so that forked tests start with the
+per-process memos filled.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def warm_up(config, state) -> None:
     """Lower once in the parent so that forked tests start warm. A process that runs one
     test (a repro command; under xdist, no more tests than workers) would pay that
     lowering and its own, so it goes straight to the test."""
-    from etsuite.backends.harness.pipeline import warm_up as lower_once
+    from etsuite.backends.harness.warm_up import warm_up as lower_once
 
     if state.tests_in_run is not None and state.tests_in_run <= workers.worker_count(config):
         return

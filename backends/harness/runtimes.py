@@ -9,6 +9,7 @@ Torch-free at import: executorch is imported only when a program is loaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -23,27 +24,27 @@ class LoweredProgram:
     undelegated_nodes: int
 
 
-class Runtime:
-    """What a flow's `runtime` provides. `name` goes into each record it produced."""
+@runtime_checkable
+class Runtime(Protocol):
+    """What a flow's `runtime` provides, by shape: any class with these members is one
+    (runners that execute a program elsewhere need not import this module). `name` goes
+    into each record it produced."""
 
     name: str
 
     def missing(self, program: LoweredProgram) -> str | None:
         """Why this host cannot execute `program` (the subtest ends `lowered_not_run`
         with this reason), or None."""
-        raise NotImplementedError
 
-    def load(self, program: LoweredProgram):
+    def load(self, program: LoweredProgram) -> Any:
         """Prepare to execute (the `load` stage); returns what `execute` takes."""
-        raise NotImplementedError
 
-    def execute(self, loaded, inputs: list) -> list:
+    def execute(self, loaded: Any, inputs: list) -> list:
         """Run on flat tensor inputs (the `run` stage); returns the flat outputs."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
-class ExecuTorchRuntime(Runtime):
+class ExecuTorchRuntime:
     """The ExecuTorch runtime in this Python environment (`executorch.runtime`).
 
     `backend` is the delegate the program needs from the runtime's registry; None for

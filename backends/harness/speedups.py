@@ -55,13 +55,19 @@ from __future__ import annotations
 
 import os
 
-_applied: list[str] = []
+_applied: list[str] = []  # names of the speed-ups in effect
+_installed = False         # apply() has run with the speed-ups on
 
 
 def apply() -> list[str]:
-    """Install the speed-ups (idempotent); returns the names of those in effect."""
-    if _applied or os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
+    """Install the speed-ups; returns the names of those in effect. Nothing is patched
+    at import: each entry point that runs the pipeline calls this first (the pytest
+    plugin at configure time, in every process that runs tests). Idempotent: a second
+    call patches nothing again (a patched function is never wrapped twice)."""
+    global _installed
+    if _installed or os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
         return list(_applied)
+    _installed = True
     if _memoize_preservable_cia_ops():
         _applied.append("preservable-cia-ops-cache")
     if _cached_callable_annotations():
@@ -93,8 +99,9 @@ PATTERN_GRAPH_BUILDERS = (
 
 def after_backend_imports() -> None:
     """The speed-ups of modules a flow imports lazily (quantizers, partitioners): call once
-    they are imported, e.g. after building a flow's quantizer or partitioners (idempotent)."""
-    if os.environ.get("ETSUITE_NO_SPEEDUPS") == "1":
+    they are imported, e.g. after building a flow's quantizer or partitioners (idempotent).
+    Does nothing unless `apply()` installed the speed-ups in this process."""
+    if not _installed:
         return
     memoize_pattern_graphs()
     _memoize_registered_fusion_graphs()

@@ -1,6 +1,7 @@
-"""pytest-xdist coordination, in one place: whether this process is a worker, what the
-controller hands each worker (the run's one seed, what a resumed run finished before),
-and what a worker hands back (a usage error it found at collection, the shard plan).
+"""pytest-xdist coordination, in one place: whether this process is a worker or the
+controller, what the controller hands each worker (the run's one seed, what a resumed
+run finished before), and what a worker hands back (a usage error it found at
+collection, the shard plan).
 
 Torch-free and free of the rest of the plugin, so that every part can ask
 `is_xdist_worker` without an import cycle.
@@ -22,6 +23,12 @@ SHARD_PLAN_KEY = "etsuite_shard_plan"
 def is_xdist_worker(config) -> bool:
     """A worker collects and runs tests but writes no report: its controller does."""
     return hasattr(config, "workerinput")
+
+
+def is_xdist_controller(config) -> bool:
+    """A controller hands the tests to its workers and runs none itself."""
+    return not is_xdist_worker(config) and config.getoption("dist", "no") != "no" \
+        and bool(config.getoption("tx", None))
 
 
 def worker_count(config) -> int:

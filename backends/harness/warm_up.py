@@ -1,0 +1,69 @@
+"""The warm-up's work: lower a small model once in the parent process, so that forked
+test children inherit the one-time costs already paid (lazy imports, dispatcher and
+export caches, the speed-ups' memos). When it runs is decided by
+`runner_fixture.warm_up`; it lowers through the pipeline's own stages, so it fills the
+same memos the tests use."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.pipeline import lower, quantize, run_pipeline
+
+
+class WarmUpModel(torch.nn.Module):
+    """Conv, relu, mean and linear: enough to reach the quantizers' conv patterns."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 3)
+        self.linear = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+def warm_up(flows: list[Flow]) -> list[str]:
+    """Pay the one-time costs once in the parent, so forked test children inherit a warm
+    process.
+
+    Lowers (never executes) with one floating-point and one quantizing flow of each
+    selected backend, since quantizers keep their pattern graphs per backend: a backend's
+    runtime threads must not be started before fork. Runs the portable path end to end
+    (it also warms the runtime's loader) only when a portable flow is selected, as it
+    costs each worker seconds. A failure costs only speed, so it does not stop the
+    session: returns one line per part that failed, saying why, for the caller to show."""
+    model, inputs = WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
+    try:
+        return _warm_up(model, inputs, flows)
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
+    problems = []
+    if not flows:
+        return problems  # no test of this run uses a flow: nothing to warm
+    picked: dict[tuple, Flow] = {}
+    for flow in flows:
+        if flow.delegates and flow.unavailable_reason() is None:
+            picked.setdefault((flow.backend, flow.quantizes), flow)
+    if any(not flow.delegates for flow in flows) or not picked:
+        portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+        if portable.status is not Status.PASS:
+            problems.append(f"portable path: {portable.status} at {portable.stage}: "
+                            f"{portable.error.splitlines()[0] if portable.error else ''}")
+    for flow in picked.values():
+        try:
+            exported = torch.export.export(model, inputs)
+            if flow.quantizes:
+                exported = quantize(exported, inputs, flow, None)
+            lower(exported, flow).to_executorch()
+        except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
+            problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
+    return problems
