@@ -203,7 +203,7 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     judged = compare_outputs((indices, values), [off_by_one, values.clone()], book)
     assert not judged.matched
     assert "exact: equal elements" in judged.message and "1 of 4 elements differ" in judged.message
-    assert judged.statistics[0]["error_ratio"] is None and judged.statistics[1]["error_ratio"] == 0
+    assert judged.statistics[0].error_ratio is None and judged.statistics[1].error_ratio == 0
     assert judged.margin.startswith("output 0:")  # the failing output decides
 
     # a nan where eager has a number is a difference the finite statistics cannot show

@@ -16,7 +16,8 @@ running), never as text to parse.
 
 from __future__ import annotations
 
-from etsuite.backends.harness.contract import FAILING, PASSING, SKIPPING, Status, SubtestRecord
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, Status
 
 # The count columns of the per-flow table: skip_invalid, skip_unsupported and plain
 # skips share one column; every other status has its own.

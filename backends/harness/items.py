@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from etsuite.backends.harness.contract import SubtestRecord, case_id, test_case_id
+from etsuite.backends.harness.contract.nodeids import case_id, test_case_id
+from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.selection import derive_seed, repro_command, suite_of
 

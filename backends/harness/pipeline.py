@@ -17,9 +17,8 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.contract import (
-    CAUSE_SEPARATOR, ERROR_LIMIT, STAGE_FAILURE, Status, trim_error,
-)
+from etsuite.backends.harness.contract.record import CAUSE_SEPARATOR, ERROR_LIMIT, trim_error
+from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from etsuite.backends.harness.contract import repro_command as contract_repro
+from etsuite.backends.harness.contract.nodeids import repro_command as contract_repro
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.registry import backend_folders
 

@@ -29,7 +29,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from etsuite.backends.harness.contract import case_id, durations_of, param_ids
+from etsuite.backends.harness.contract.durations import durations_of
+from etsuite.backends.harness.contract.nodeids import case_id, param_ids
 
 # Whole test cases are kept together unless that makes the longest shard this much
 # longer than packing single items would.
