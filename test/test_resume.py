@@ -135,3 +135,17 @@ def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run
     (crash,) = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")].outcomes
     assert crash.status.value == "fail_crash" and "SIGABRT" in crash.error
     assert len(seen) == 2  # test_b's failure is the test's own, outside any subtest
+
+
+def test_a_sharded_run_resumes_as_the_same_shard_only():
+    """The stream's facts name the shard as K and N (`RunFacts.shard`, `.shards`)."""
+    from etsuite.backends.harness.contract.facts import RunFacts, SessionFacts
+    from etsuite.backends.harness.session import RunIdentity, _check_resumable
+    from etsuite.backends.harness.stream import Resumed
+
+    facts = SessionFacts(seed=5, versions={}, flows={}, run=RunFacts("ci-7", "portable", 2, 3))
+    resumed = Resumed(STREAM, facts, {})
+    _check_resumable(resumed, RunIdentity("ci-7", "portable", (2, 3)), None)
+    with pytest.raises(pytest.UsageError, match="is a run of portable shard 2/3, not of "
+                                                "portable shard 1/3: select the same"):
+        _check_resumable(resumed, RunIdentity("ci-7", "portable", (1, 3)), None)

@@ -1,9 +1,9 @@
 """One status per test, so every test lands in exactly one column of the report.
 
-The harness gives each subtest a status (`contract.Status`), but not every test has
+The harness gives each subtest a status (`contract.statuses.Status`), but not every test has
 records: a plain test without a flow, an error in a fixture, a collection error. Counting
 only records would hide those, so a test's status is derived from its pytest outcome and
-refined by its records. The statuses only a test can have (`contract.TEST_ONLY`):
+refined by its records. The statuses only a test can have (`contract.statuses.TEST_ONLY`):
 
 - `fail_test`: the test failed outside any subtest (an assert in the test body after
   its subtests passed, or a failing test that has no flow).

@@ -72,7 +72,7 @@ class SessionState:
     flows: dict                # every known flow, by name
     selected: list             # the flows --backend / --flow selected
     seed: int
-    seed_policy: str           # a key of contract.SEED_POLICIES
+    seed_policy: str           # a key of contract.facts.SEED_POLICIES
     run: RunIdentity
     # Probed once per session, for the selected flows only (a probe may import a
     # backend's package): why each cannot run here (None: it can).
@@ -166,7 +166,7 @@ def seed_arg(text: str) -> int:
 def session_seed(config, resumed, run: RunIdentity) -> tuple[int, str]:
     """(seed, policy): --seed, else a resumed run's, else a pinned $ETSUITE_SEED (CI
     exports .ci/seed), else one derived from a sharded run's identity, else random. The
-    policy (a key of contract.SEED_POLICIES) goes into the report."""
+    policy (a key of contract.facts.SEED_POLICIES) goes into the report."""
     if config.option.seed is not None:
         return config.option.seed, "option"
     if resumed:
