@@ -13,7 +13,8 @@ from etsuite.backends.harness.contract.report import REPORT_SUFFIX
 STREAM_SUFFIX = ".partial.jsonl"
 STREAM_HEADER = "etsuite_stream"   # first line: {STREAM_HEADER: version, "facts", "started", "args"}
 STREAM_START = "start"             # {"start": nodeid} when a test starts
-STREAM_REPORT = "report"           # {"report": {nodeid, when, outcome, duration, wasxfail, longrepr, records}}
+# {"report": {nodeid, when, outcome, duration, wasxfail, longrepr, records}} per phase report
+STREAM_REPORT = "report"
 STREAM_COLLECT_ERROR = "collect_error"  # {"collect_error": {nodeid, longrepr}}
 STREAM_FINISHED = "finished"       # {"finished": exitstatus} at a clean end
 
@@ -34,6 +35,7 @@ def header_of(entries: list) -> dict | None:
 def facts_of_header(header: dict):
     """The session facts of a header line, as stored (None when it has none)."""
     return header.get("facts")
+
 
 def phase_category(when: str, phase: dict) -> str:
     """pytest's category of one phase report (setup, call or teardown), as
