@@ -53,8 +53,8 @@ def _object(data, what: str) -> dict:
 class OutputStatistics:
     """One output's error against eager PyTorch, measured where the program's outputs
     are compared (output_match.py). `judged` is False for an output no rule judged (its
-    shape differs, or a report from before rules had names): its JSON has no
-    `error_ratio` and no `rule`."""
+    shape differs, or a report older than error ratios): its JSON has no `error_ratio`
+    and no `rule`."""
 
     max_abs_error: float | None = None
     mean_abs_error: float | None = None
@@ -163,8 +163,8 @@ class SubtestRecord:
     crash_dump: str | None = None
 
     def __post_init__(self):
-        """A status, outputs and rerun given as their JSON (a record read back) become
-        typed, as `from_dict` and a lost child's progress need."""
+        """A status, outputs and rerun given as their JSON values (a record read back by
+        `from_dict`) become typed."""
         try:
             self.status = Status(self.status)
         except ValueError:
