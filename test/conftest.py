@@ -10,6 +10,9 @@ import time
 
 import pytest
 
+from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
+
 pytest_plugins = ["pytester"]
 
 # A conftest for generated projects: flows made for the self-tests, next to the real ones.
@@ -95,11 +98,15 @@ class SuiteRun:
     def tests(self) -> dict:
         return {t["nodeid"]: t for t in self.report["tests"]}
 
+    @property
+    def facts(self) -> SessionFacts:
+        return SessionFacts.from_dict(facts_of_report(self.report))
+
     def records(self, nodeid_part: str = "") -> list[dict]:
         found = []
         for test in self.report["tests"]:
             if nodeid_part in test["nodeid"]:
-                found.extend(test.get("metadata", {}).get("subtests", []))
+                found.extend(records_of_test(test))
         return found
 
     def outcome(self, nodeid_part: str) -> str:

@@ -9,7 +9,10 @@ import pytest
 from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
-from etsuite.backends.harness.contract import Status, case_id, error_headline
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import error_headline
+from etsuite.backends.harness.contract.report import records_of_test
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.registry import builtin_flows
 
 EXPECTATIONS = """\
@@ -198,7 +201,7 @@ def test_strict_expectations_end_to_end(pytester):
         "test_skipped[shifting-small]": "passed",
         "test_skipped[shifting-big]": "skipped",
     }
-    status = {name: t["metadata"]["subtests"][0]["status"] for name, t in tests.items()}
+    status = {name: records_of_test(t)[0]["status"] for name, t in tests.items()}
     assert status["test_fails_at_run[shifting]"] == "xfail"
     assert status["test_fixed[shifting]"] == "xpass"
     assert status["test_must_delegate[shifting]"] == "fail_lower"
@@ -363,7 +366,7 @@ def test_a_lost_child_and_a_finished_test_take_one_verdict_path(pytester):
     tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
     assert {name: t["outcome"] for name, t in tests.items()} == {
         "test_declared[shifting]": "xfailed", "test_declared[aborting]": "xfailed"}
-    records = {name: t["metadata"]["subtests"] for name, t in tests.items()}
+    records = {name: records_of_test(t) for name, t in tests.items()}
     (mismatch,), (crash,) = records["test_declared[shifting]"], records["test_declared[aborting]"]
     assert (mismatch["status"], mismatch["observed_status"], mismatch["declared_by"]) == \
         ("xfail", "fail_mismatch", "expectations.toml:1")

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
+from etsuite.backends.harness.contract.stream import facts_of_header, header_of
 from etsuite.tools import reports
 from etsuite.tools.summary import main as summary_main
 
@@ -201,7 +202,7 @@ def test_sigkill_leaves_finished_results_readable(pytester):
 
     assert not stale.exists()  # the previous run's report cannot pass for this one
     lines = [json.loads(line) for line in stream.read_text().splitlines()]
-    assert lines[0]["etsuite_stream"] == 1 and "seed" in lines[0]["facts"]
+    assert header_of(lines) and "seed" in facts_of_header(lines[0])
     assert not any("finished" in line for line in lines)
     finished = {line["report"]["nodeid"] for line in lines
                 if "report" in line and line["report"]["when"] == "teardown"}

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from etsuite.backends.harness.contract.report import records_of_test
+
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "newbackend"
 
@@ -86,7 +88,7 @@ def test_runs_end_to_end(checkout, tmp_path):
                     "--seed", "5", "--json-report", f"--json-report-file={report}")
     assert run.returncode == 0, run.stdout + run.stderr
     (test,) = json.loads(report.read_text())["tests"]
-    (record,) = test["metadata"]["subtests"]
+    (record,) = records_of_test(test)
     assert (record["backend"], record["flow"], record["status"]) == (NAME, "newbackend_fp32", "pass")
     assert record["repro"].startswith(f"tox -e {NAME} -- ")
 

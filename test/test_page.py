@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import RECORD_FIELDS, OutputStatistics, SubtestRecord
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.tools import page, reports, summary, tally
 from etsuite.tools.baseline_diff import compare
 
@@ -38,10 +39,10 @@ def test_every_status_has_a_look_and_the_page_lists_the_contract():
     assert set(page.STATUS_STYLE) == set(Status)
     data = page.page_data(load(DATA))
     assert [s["name"] for s in data["statuses"]] == [s.value for s in Status]
-    assert data["fields"] == list(ct.RECORD_FIELDS)
+    assert data["fields"] == list(RECORD_FIELDS)
     kinds = {s["name"]: s["kind"] for s in data["statuses"]}
-    assert {n for n, k in kinds.items() if k == "passing"} == {s.value for s in ct.PASSING}
-    assert {n for n, k in kinds.items() if k == "failing"} == {s.value for s in ct.FAILING}
+    assert {n for n, k in kinds.items() if k == "passing"} == {s.value for s in PASSING}
+    assert {n for n, k in kinds.items() if k == "failing"} == {s.value for s in FAILING}
     # Delegated and undelegated passes never look alike.
     assert page.STATUS_STYLE[Status.PASS][:2] != page.STATUS_STYLE[Status.PASS_UNDELEGATED][:2]
 
@@ -56,9 +57,9 @@ def test_results_and_records_round_trip_through_the_page():
         assert data["statuses"][status]["name"] == result.status.value
         flow_info = data["flows"][flow]
         assert (flow_info["backend"], flow_info["flow"]) == tally.flow_key(result)
-        assert data["cases"][case] == tally.display_case(ct.case_id(result.nodeid, result.flow))
+        assert data["cases"][case] == tally.display_case(case_id(result.nodeid, result.flow))
         assert row[9] == tally.repro(result)
-        rebuilt = [ct.SubtestRecord.from_dict(dict(zip(data["fields"], r))) for r in row[10]]
+        rebuilt = [SubtestRecord.from_dict(dict(zip(data["fields"], r))) for r in row[10]]
         assert rebuilt == result.records
 
 
@@ -82,13 +83,15 @@ def test_hostile_text_cannot_close_the_data_script():
     merged = load(DATA / "portable.json")
     record = merged.results[0].records[0]
     record.error = "</script><script>alert(1)</script> <!-- \u2028 & nan"
-    record.outputs = [{"max_abs_error": float("nan"), "sqnr_db": float("-inf")}]
+    record.outputs = [OutputStatistics(max_abs_error=float("nan"), sqnr_db=float("-inf"))]
     html = page.build(merged)
     data = embedded(html)
     assert html.count("<script") == 2  # the data and the page's own script, nothing else
     row = data["results"][0][10][0]
     assert row[data["fields"].index("error")] == record.error
-    assert row[data["fields"].index("outputs")] == [{"max_abs_error": "nan", "sqnr_db": "-inf"}]
+    assert row[data["fields"].index("outputs")] == [{
+        "max_abs_error": "nan", "mean_abs_error": None, "sqnr_db": "-inf", "error_ratio": None,
+        "rule": None}]
 
 
 def test_the_page_needs_no_network():

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract import nodeids
+from etsuite.backends.harness.contract.statuses import FAILING, Status
 from etsuite.tools import headless, page, reports, summary, tally
 from etsuite.tools.baseline_diff import compare
 
@@ -77,7 +77,7 @@ def shown_cases(tab) -> list[str]:
 
 
 def case_name(result) -> str:
-    return tally.display_case(ct.case_id(result.nodeid, result.flow))
+    return tally.display_case(nodeids.case_id(result.nodeid, result.flow))
 
 
 def cases_where(merged, keep) -> list[str]:
@@ -126,14 +126,14 @@ def test_filter_by_backend_then_flow(tab, merged):
 
 def test_filter_by_status(tab, merged):
     tab.click('button[data-action="failing"]')
-    assert shown_cases(tab) == cases_where(merged, lambda r: r.status in ct.FAILING)
+    assert shown_cases(tab) == cases_where(merged, lambda r: r.status in FAILING)
     lit = set(tab.evaluate("[...document.querySelectorAll('#grid-body .cell[data-status]:not(.dim)')]"
                            ".map(e => e.dataset.status)"))
-    assert lit and lit <= {s.value for s in ct.FAILING}
+    assert lit and lit <= {s.value for s in FAILING}
     # One more status on top: its chip toggles it in.
     tab.click('button[data-status="%d"]' % list(Status).index(Status.LOWERED_NOT_RUN))
     assert shown_cases(tab) == cases_where(
-        merged, lambda r: r.status in ct.FAILING or r.status is Status.LOWERED_NOT_RUN)
+        merged, lambda r: r.status in FAILING or r.status is Status.LOWERED_NOT_RUN)
 
 
 def test_filter_by_text_in_case_names_and_errors(tab, merged):
@@ -213,7 +213,7 @@ def test_a_passing_cell_shows_sizes_ops_statistics_and_timings(tab, merged):
     timings = field(tab, "timings")
     assert all(stage in timings for stage in record.timings) and "total" in timings
     statistics = field(tab, "outputs")
-    assert all(key in statistics for key in record.outputs[0])
+    assert all(key in statistics for key in record.outputs[0].to_dict())
     assert field(tab, "runtime") == (record.runtime or "–")
 
 
@@ -313,7 +313,7 @@ def replicated(merged: reports.Merged, count: int) -> reports.Merged:
         copy = k // len(merged.results)
         base, _, params = source.nodeid.partition("[")
         nodeid = f"{base}_r{copy}" + (f"[{params}" if params else "")
-        records = [dataclasses.replace(r, test_id=nodeid, test_case=ct.test_case_id(nodeid),
+        records = [dataclasses.replace(r, test_id=nodeid, test_case=nodeids.test_case_id(nodeid),
                                        repro=r.repro and r.repro.replace(source.nodeid, nodeid))
                    for r in source.records]
         results.append(dataclasses.replace(source, nodeid=nodeid, records=records,

@@ -104,8 +104,8 @@ def test_statuses_of_a_real_run(run):
     assert [r["status"] for r in two] == ["fail_mismatch", "skip_invalid"]
     assert [r["subtest"] for r in two] == [0, 1]
 
-    assert run.report["etsuite"]["seed"] == 11
-    assert run.report["etsuite"]["versions"]["executorch"]
+    assert run.facts.seed == 11
+    assert run.facts.versions["executorch"]
     assert run.ret == 1
 
 
@@ -156,7 +156,7 @@ def test_quantized_varargs_model_with_dynamic_shapes():
     """A `forward(self, *xs)` model's dynamic_shapes hold one entry for all of *xs; the
     quantized flow re-exports the converted module, whose inputs are positional, so the
     entry must be spread over them (it used to fail at quantize)."""
-    from etsuite.backends.harness.contract import Status
+    from etsuite.backends.harness.contract.statuses import Status
     from etsuite.backends.harness.pipeline import run_pipeline
     from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
 
@@ -190,7 +190,7 @@ def test_a_wrapped_failure_names_its_cause():
 def test_a_long_wrapper_leaves_room_for_a_long_cause():
     """A pass manager's message lists every pass run before; the root cause (often a long
     graph dump) must still get its head into the trimmed record."""
-    from etsuite.backends.harness.contract import ERROR_LIMIT
+    from etsuite.backends.harness.contract.record import ERROR_LIMIT
     from etsuite.backends.harness.pipeline import _error_text
 
     try:
@@ -214,7 +214,8 @@ class AddOne(torch.nn.Module):
 def test_an_outcome_holds_the_record_fields_and_the_replay_apart():
     """What run_pipeline found goes into a record as it is; the Replay that runs the
     program again travels beside it, never inside the record."""
-    from etsuite.backends.harness.contract import Status, SubtestRecord
+    from etsuite.backends.harness.contract.record import SubtestRecord
+    from etsuite.backends.harness.contract.statuses import Status
     from etsuite.backends.harness.pipeline import run_pipeline
     from etsuite.backends.portable.flows import PORTABLE
 

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import TEST_FLOWS_CONFTEST, run_forked
 
+from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.registry import builtin_flows
 
 XNNPACK_FLOWS = {
@@ -118,7 +119,7 @@ def test_seed_printed_in_header_and_stored_in_report(simple):
     result = simple.runpytest("--seed", "4242", "-k", "plain", "--json-report",
                               f"--json-report-file={report}")
     assert "etsuite: seed 4242 (option: given with --seed; rerun with --seed 4242)" in result.stdout.str()
-    assert json.loads(report.read_text())["etsuite"]["seed"] == 4242
+    assert facts_of_report(json.loads(report.read_text()))["seed"] == 4242
 
 
 def test_flows_from_a_conftest_hook_and_unavailable_reason(pytester):
@@ -143,7 +144,7 @@ def test_an_unavailable_backend_asked_for_exits_7_and_still_reports(pytester):
     assert "backend missing_sdk, flow needs_sdk cannot run on this host: python module " \
            "'no_such_vendor_sdk' is not installed; to enable it: pip install no-such-vendor-sdk" in stderr
     (test,) = json.loads(report.read_text())["tests"]
-    assert test["metadata"]["subtests"][0]["status"] == "unavailable"
+    assert records_of_test(test)[0]["status"] == "unavailable"
     allowed = run_forked(pytester, "--backend", "missing_sdk", "-k", "test_op",
                          "--allow-unavailable")
     assert allowed.ret == 0 and "cannot run on this host" in allowed.stderr.str()

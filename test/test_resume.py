@@ -9,6 +9,8 @@ from conftest import run_forked
 
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
+from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
+from etsuite.backends.harness.contract.stream import facts_of_header
 from etsuite.tools import reports
 
 CASES = """
@@ -77,7 +79,7 @@ def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
     resumed = run_forked(pytester, *ARGS, "--resume", *mode)
     out = resumed.stdout.str()
     assert "etsuite: resuming reports/run.partial.jsonl: 3 tests finished before" in out
-    assert f"seed {header['facts']['seed']} " in out  # the killed run's seed, not a new one
+    assert f"seed {facts_of_header(header)['seed']} " in out  # the killed run's seed, not a new one
     assert resumed.ret == 1  # test_b_fails, carried over, still fails the run
 
     report = json.loads((pytester.path / "reports/run.json").read_text())
@@ -87,9 +89,9 @@ def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
         "test_a2_crashes_in_the_first_session[portable]": "failed",  # carried, not rerun
         "test_c_kills_the_first_session[portable]": "passed", "test_d[portable]": "passed"}
     # The carried tests are the killed run's, record for record; only c and d ran now.
-    assert tests["test_a[portable]"]["metadata"]["subtests"] == before["test_a[portable]"]["records"]
+    assert records_of_test(tests["test_a[portable]"]) == before["test_a[portable]"]["records"]
     assert "fails on purpose" in tests["test_b_fails[portable]"]["call"]["longrepr"]
-    assert report["etsuite"]["seed"] == header["facts"]["seed"]
+    assert facts_of_report(report)["seed"] == facts_of_header(header)["seed"]
     assert report["summary"]["total"] == 5 and "deselected" not in report["summary"]
     assert "etsuite: and 3 tests carried over from the killed run (2 failed, 1 passed)" in out
     assert out.strip().splitlines()[-1].lstrip("= ").startswith("2 passed")  # only c and d ran
@@ -125,10 +127,25 @@ def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run
     # test_a2 ended that test only, so it counts.
     assert set(tests) == {f"test_cases.py::{name}" for name in before}
     assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
-    assert seed == json.loads((pytester.path / STREAM).read_text().splitlines()[0])["facts"]["seed"]
+    header = json.loads((pytester.path / STREAM).read_text().splitlines()[0])
+    assert seed == facts_of_header(header)["seed"]
     seen = ex.observe([pytester.path / STREAM], "portable")
     (passed,) = seen[("test_cases.py::test_a", "portable")].outcomes
     assert passed.status is None and passed.seed == seed
     (crash,) = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")].outcomes
     assert crash.status.value == "fail_crash" and "SIGABRT" in crash.error
     assert len(seen) == 2  # test_b's failure is the test's own, outside any subtest
+
+
+def test_a_sharded_run_resumes_as_the_same_shard_only():
+    """The stream's facts name the shard as K and N (`RunFacts.shard`, `.shards`)."""
+    from etsuite.backends.harness.contract.facts import RunFacts, SessionFacts
+    from etsuite.backends.harness.session import RunIdentity, _check_resumable
+    from etsuite.backends.harness.stream import Resumed
+
+    facts = SessionFacts(seed=5, versions={}, flows={}, run=RunFacts("ci-7", "portable", 2, 3))
+    resumed = Resumed(STREAM, facts, {})
+    _check_resumable(resumed, RunIdentity("ci-7", "portable", (2, 3)), None)
+    with pytest.raises(pytest.UsageError, match="is a run of portable shard 2/3, not of "
+                                                "portable shard 1/3: select the same"):
+        _check_resumable(resumed, RunIdentity("ci-7", "portable", (1, 3)), None)

@@ -14,6 +14,7 @@ from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
 from etsuite.backends.harness import sweep as sweep_cli
+from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.runner_fixture import seed_everything
 from etsuite.backends.harness.seeds import derive_seed
 
@@ -190,10 +191,10 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
         rerun, report = run_at(folder, seed)
         assert rerun.ret == 0, rerun.stdout.str()
         tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
-        flips_record = tests["test_flips[noisy]"]["metadata"]["subtests"][0]
+        flips_record = records_of_test(tests["test_flips[noisy]"])[0]
         assert flips_record["declared_strict"] is False
         assert flips_record["declared_by"].startswith("expectations.toml:")
-        always_record = tests["test_always[noisy]"]["metadata"]["subtests"][0]
+        always_record = records_of_test(tests["test_always[noisy]"])[0]
         assert always_record["status"] == "xfail"
         assert always_record["observed_status"] == "fail_mismatch"
     (folder.path / "expectations.toml").unlink()
@@ -256,7 +257,7 @@ def test_a_pinned_seed_is_used_and_reported(tmp_path, monkeypatch):
                         "--json-report", f"--json-report-file={report}")
     assert result.ret == 0
     assert "etsuite: seed 4242 (pinned" in result.stdout.str()
-    facts = json.loads(report.read_text())["etsuite"]
+    facts = facts_of_report(json.loads(report.read_text()))
     assert (facts["seed"], facts["seed_policy"]) == (4242, "pinned")
     monkeypatch.setenv("ETSUITE_SEED", "soon")
     bad = run_forked(folder, "--backend", "selftest", "-n", "0", "-k", "fine")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness.contract import REPORT_KEY, durations_of
+from etsuite.backends.harness.contract.durations import durations_of
+from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.report import facts_of_report
 from etsuite.tools import reports, shard_balance, summary, update_durations
 from etsuite.tools.sharded_runs import missing_shards, sharded_runs
 
@@ -26,16 +28,15 @@ def at_repo_root(monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
-def facts(path: Path) -> dict:
-    return json.loads(path.read_text())[REPORT_KEY]
+def facts(path: Path) -> SessionFacts:
+    return SessionFacts.from_dict(facts_of_report(json.loads(path.read_text())))
 
 
 def test_the_fixtures_are_three_shards_of_one_run():
     for k, path in enumerate(SHARD_FILES, 1):
-        run = facts(path)["run"]
-        assert (run["id"], run["selection"], run["shard"], run["shards"]) == \
-            ("fixture", SELECTION, k, 3)
-    assert facts(UNSHARDED)["run"]["shard"] is None
+        run = facts(path).run
+        assert (run.id, run.selection, run.shard, run.shards) == ("fixture", SELECTION, k, 3)
+    assert facts(UNSHARDED).run.shard is None
 
 
 def test_the_shards_of_one_run_are_one_sharded_run():
@@ -91,7 +92,7 @@ def test_an_unsharded_summary_has_no_shard_column(tmp_path):
 def test_the_balance_report_shows_predicted_and_measured_time(capsys):
     assert shard_balance.main([*map(str, SHARD_FILES), "--unsharded", str(UNSHARDED)]) == 0
     out = capsys.readouterr().out
-    predicted = facts(SHARD_FILES[0])["run"]["plan"]["predicted"]
+    predicted = facts(SHARD_FILES[0]).run.plan["predicted"]
     assert len(predicted) == 3
     rows = [line for line in out.splitlines() if line.startswith("| ") and "/3" in line]
     assert len(rows) == 3

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from etsuite.backends.harness import shard_plan
-from etsuite.backends.harness.contract import REPORT_KEY, durations_document
+from etsuite.backends.harness.contract.durations import durations_document
 from etsuite.backends.harness.durations import (
     DEFAULT_SECONDS, DurationsError, Item, estimates, load_durations, longest_first,
 )
@@ -156,15 +156,15 @@ def test_shards_of_a_run_with_xdist_cover_the_unsharded_run(pytester, run_suite)
     shards = [run_suite(*common, "--shard", f"{k}/2", "-n", "2") for k in (1, 2)]
     for k, run in enumerate(shards, 1):
         assert run.ret == 0, run.stdout
-        facts = run.report[REPORT_KEY]["run"]
-        assert (facts["id"], facts["shard"], facts["shards"]) == ("ci-7", k, 2)
-        assert facts["selection"] == "portable+xnnpack"
-        assert facts["plan"]["items"] == len(whole.report["tests"])
+        facts = run.facts.run
+        assert (facts.id, facts.shard, facts.shards) == ("ci-7", k, 2)
+        assert facts.selection == "portable+xnnpack"
+        assert facts.plan["items"] == len(whole.report["tests"])
     first, second = (_selected(run) for run in shards)
     assert first and second and not first & second
     assert first | second == _selected(whole)
     # The seed of a sharded run without --seed is the same for every shard.
-    assert shards[0].report[REPORT_KEY]["seed"] == shards[1].report[REPORT_KEY]["seed"]
+    assert shards[0].facts.seed == shards[1].facts.seed
 
 
 @pytest.mark.slow

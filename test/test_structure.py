@@ -15,6 +15,10 @@ PACKAGES = {"backends": "etsuite.backends", "tools": "etsuite.tools"}
 CONTRACT = "etsuite.backends.harness.contract"
 
 
+def in_contract(module: str) -> bool:
+    return module == CONTRACT or module.startswith(CONTRACT + ".")
+
+
 def project_modules() -> dict[str, Path]:
     modules = {}
     for folder, name in PACKAGES.items():
@@ -96,11 +100,43 @@ def test_tools_and_harness_share_only_the_contract():
     for module, targets in graph.items():
         if module.startswith("etsuite.tools."):
             harness = {t for t in targets if t.startswith("etsuite.backends.")}
-            assert harness <= {CONTRACT, "etsuite.backends.harness"}, (module, harness)
+            assert all(in_contract(t) or t == "etsuite.backends.harness" for t in harness), \
+                (module, harness)
         if module.startswith("etsuite.backends."):
             assert not any(t.startswith("etsuite.tools") for t in targets), module
-    assert not any(t.startswith("etsuite.") and t != "etsuite.backends.harness"
-                   for t in graph[CONTRACT])
+    contract = [module for module in graph if in_contract(module)]
+    assert len(contract) > 1  # the package and its modules
+    for module in contract:
+        assert all(in_contract(t) or t == "etsuite.backends.harness" for t in graph[module]), \
+            (module, graph[module])
+
+
+def names_taken_from_the_contract_package(path: Path) -> list[str]:
+    """Names a file imports from the contract package itself rather than from the module
+    that defines them (`from ...contract import stream` names a module: allowed)."""
+    modules = {p.stem for p in (ROOT / "backends" / "harness" / "contract").glob("*.py")}
+    return [alias.name for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and node.module == CONTRACT
+            for alias in node.names if alias.name not in modules]
+
+
+def test_modules_import_the_contract_module_that_defines_a_name(tmp_path):
+    """The package re-exports every name for vendors; the project's own modules and tests
+    name the format they use, so each format's readers and writers can be found."""
+    vendor = tmp_path / "vendor.py"
+    vendor.write_text(f"from {CONTRACT} import Status, stream\n")
+    assert names_taken_from_the_contract_package(vendor) == ["Status"]
+    files = [*project_modules().values(), *(ROOT / "test").rglob("*.py")]
+    assert {str(p.relative_to(ROOT)): names for p in files
+            if (names := names_taken_from_the_contract_package(p))} == {}
+
+
+def test_the_contract_needs_only_the_standard_library():
+    code = ("import sys; before = set(sys.modules); import etsuite.backends.harness.contract; "
+            "print(sorted({m.split('.')[0] for m in set(sys.modules) - before}"
+            " - set(sys.stdlib_module_names) - {'etsuite'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_contract_and_tools_import_no_torch():

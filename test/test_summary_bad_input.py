@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract.report import REPORT_KEY, facts_of_report, records_of_test
 from etsuite.tools import reports, summary
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,9 +28,9 @@ def _with_first_test(**updates) -> str:
     return json.dumps(data)
 
 
-def _with_record_status(status) -> str:
+def _with_first_record(**updates) -> str:
     data = json.loads(REAL)
-    data["tests"][0]["metadata"]["subtests"][0]["status"] = status
+    records_of_test(data["tests"][0])[0].update(updates)
     return json.dumps(data)
 
 
@@ -40,7 +40,7 @@ def _stream_version(version) -> str:
     return "\n".join([json.dumps(header)] + STREAM[1:])
 
 
-FACTS = json.loads(REAL)[ct.REPORT_KEY]
+FACTS = facts_of_report(json.loads(REAL))
 CASES = {
     "empty.json": ("", "empty file"),
     "blank.json": ("\n  \n", "empty file"),
@@ -51,14 +51,20 @@ CASES = {
     "summary-only.json": (
         json.dumps({k: v for k, v in json.loads(REAL).items() if k != "tests"}),
         "a pytest-json-report without per-test results (written with --json-report-summary?)"),
-    "future.json": (_report(**{ct.REPORT_KEY: dict(FACTS, schema_version=2)}),
+    "future.json": (_report(**{REPORT_KEY: dict(FACTS, schema_version=2)}),
                     "unknown schema version 2 (this tool reads version 1)"),
-    "unversioned.json": (_report(**{ct.REPORT_KEY: {"seed": 1}}),
+    "unversioned.json": (_report(**{REPORT_KEY: {"seed": 1}}),
                          "unknown schema version None (this tool reads version 1)"),
     "bad-outcome.json": (_with_first_test(outcome="meh"),
                          f"tests[0] ({FIRST_TEST}) has unknown outcome 'meh'"),
-    "bad-status.json": (_with_record_status("fail_sometimes"),
+    "bad-status.json": (_with_first_record(status="fail_sometimes"),
                         f"{FIRST_TEST}: a subtest record is invalid: unknown status 'fail_sometimes'"),
+    "bad-outputs.json": (_with_first_record(outputs={"max_abs_error": 0.0}),
+                         f"{FIRST_TEST}: a subtest record is invalid: outputs must be a list, got dict"),
+    "bad-rerun.json": (_with_first_record(rerun={"same_inputs": "pass"}),
+                       f"{FIRST_TEST}: a subtest record is invalid: a rerun without 'other_inputs'"),
+    "bad-flows.json": (_report(**{REPORT_KEY: dict(FACTS, flows=["portable"])}),
+                       f"'{REPORT_KEY}' facts are invalid: 'flows' must be an object, got list"),
     "future.partial.jsonl": (_stream_version(2),
                              "unknown schema version 2 (this tool reads version 1)"),
     "notastream.partial.jsonl": ("\n".join(STREAM[1:]),

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.facts import SEED_POLICIES
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.report import records_of_test
+from etsuite.backends.harness.contract.statuses import PASSING, Status
 from etsuite.tools import markdown, page, reports, tally
 from etsuite.tools.budget import fit
 
@@ -50,7 +52,7 @@ def result(merged, nodeid: str) -> reports.TestResult:
 
 
 def case(nodeid: str) -> str:
-    return "`" + tally.display_case(ct.case_id(nodeid, nodeid[nodeid.index("[") + 1:-1])) + "`"
+    return "`" + tally.display_case(case_id(nodeid, nodeid[nodeid.index("[") + 1:-1])) + "`"
 
 
 # ---------------------------------------------------------------- borderline passes
@@ -145,7 +147,7 @@ def test_non_strict_xfails_and_passes_are_listed_apart(merged):
 
 def test_the_headline_says_how_many_correct_tests_are_non_strict(merged):
     text = render(merged)
-    passing = sum(1 for r in merged.results if r.status in ct.PASSING)
+    passing = sum(1 for r in merged.results if r.status in PASSING)
     assert result(merged, vr.NON_STRICT_PASS).status is Status.PASS
     assert (f" ({passing} of " in text and
             " of them undelegated, 1 of them from non-strict declared cases (see Declared "
@@ -160,7 +162,7 @@ def test_without_non_strict_cases_nothing_is_said():
 
 def test_a_non_strict_case_failing_otherwise_is_a_failure(tmp_path):
     data = vr.read(vr.PIPELINE)
-    for found in vr.entry_of(data, vr.CASES + "test_known_gap[faulty_quantize]")["metadata"]["subtests"]:
+    for found in records_of_test(vr.entry_of(data, vr.CASES + "test_known_gap[faulty_quantize]")):
         vr.declare(found, "backends/faulty/expectations.toml:20", strict=False)
     merged = reports.load_all([str(vr.write(data, tmp_path / "pipeline.json"))])
     (row,) = table_rows(section(render(merged), markdown.NON_STRICT_HEADING))
@@ -177,7 +179,7 @@ def seeds_line(merged) -> str:
 def test_the_header_names_the_seed_policy(merged):
     assert seeds_line(merged) == (
         "- **Seeds:** 1234, seed policy pinned: \\$ETSUITE_SEED, e.g. CI's .ci/seed")
-    assert ct.SEED_POLICIES["pinned"] == "$ETSUITE_SEED, e.g. CI's .ci/seed"
+    assert SEED_POLICIES["pinned"] == "$ETSUITE_SEED, e.g. CI's .ci/seed"
     assert {run.seed_policy for run in merged.runs} == {"pinned"}  # the key, as written
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from etsuite.backends.harness.contract.report import put_records, records_of_test
 from etsuite.tools import summary
 from etsuite.tools.budget import size
 
@@ -157,8 +158,9 @@ def _big_report(path: Path, copies: int) -> int:
         for test in data["tests"]:
             nodeid = test["nodeid"].replace("::test_", f"::test_{copy}_")
             records = [dict(r, test_id=nodeid, test_case=nodeid.split("[")[0])
-                       for r in test.get("metadata", {}).get("subtests", [])]
-            tests.append(dict(test, nodeid=nodeid, metadata={"subtests": records}))
+                       for r in records_of_test(test)]
+            tests.append(dict(test, nodeid=nodeid))
+            put_records(tests[-1], records)
     data["tests"] = tests
     path.write_text(json.dumps(data))
     return len(tests)

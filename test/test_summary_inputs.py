@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.report import REPORT_KEY
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import reports, tally
 from etsuite.tools import status as st
 
@@ -218,7 +218,7 @@ def test_a_report_written_without_the_plugin_is_still_read(tmp_path):
     """A pytest-json-report of a run without this plugin has no session facts; its tests
     count from their outcomes, with no seed or flow list."""
     data = json.loads((DATA / "portable.json").read_text())
-    del data[ct.REPORT_KEY]
+    del data[REPORT_KEY]
     path = tmp_path / "plain.json"
     path.write_text(json.dumps(data))
     run, results = reports.load(str(path))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import formatting, markdown, reports, signature, tally
 from etsuite.tools import status as st
 from etsuite.tools.budget import Section, assemble, fit, parse_size, size
@@ -199,7 +199,7 @@ def test_numerical_quality_per_flow():
                       for r in result.records if r.outputs] for flow in rows}
     int8 = rows["xnnpack_static_int8_per_tensor"]
     assert len(int8.ratios) == len(records["xnnpack_static_int8_per_tensor"])
-    assert int8.sqnr and min(int8.sqnr) == min(o["sqnr_db"] for r in records[
+    assert int8.sqnr and min(int8.sqnr) == min(o.sqnr_db for r in records[
         "xnnpack_static_int8_per_tensor"] for o in r.outputs)
     assert sum(int8.buckets()) == len(int8.ratios) and int8.buckets()[-1] == 0
     mismatches = [r for r in records["faulty_mismatch"] if r.status is Status.FAIL_MISMATCH]

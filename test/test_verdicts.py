@@ -203,7 +203,7 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     judged = compare_outputs((indices, values), [off_by_one, values.clone()], book)
     assert not judged.matched
     assert "exact: equal elements" in judged.message and "1 of 4 elements differ" in judged.message
-    assert judged.statistics[0]["error_ratio"] is None and judged.statistics[1]["error_ratio"] == 0
+    assert judged.statistics[0].error_ratio is None and judged.statistics[1].error_ratio == 0
     assert judged.margin.startswith("output 0:")  # the failing output decides
 
     # a nan where eager has a number is a difference the finite statistics cannot show
@@ -214,3 +214,18 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     mask = torch.tensor([True, False, True])
     assert not compare_outputs((mask,), [~mask], RuleBook()).matched
     assert book.for_dtype(torch.float32).name.startswith("int8")
+
+
+def test_an_output_of_another_shape_has_no_rule_and_no_ratio():
+    """Its statistics say nothing was measured; the JSON keeps the three keys it always had."""
+    import torch
+
+    from etsuite.backends.harness.output_match import compare_outputs
+    from etsuite.backends.harness.tolerance import FP32, RuleBook
+
+    values = torch.ones(4)
+    judged = compare_outputs((values, values), [torch.ones(5), values.clone()], RuleBook(FP32))
+    assert not judged.matched and "output 0: shape (5,) != expected (4,)" in judged.message
+    shape, same = (statistics.to_dict() for statistics in judged.statistics)
+    assert shape == {"max_abs_error": None, "mean_abs_error": None, "sqnr_db": None}
+    assert same["error_ratio"] == 0 and same["rule"] == FP32.name

@@ -4,10 +4,12 @@ non-strict declared cases, a pinned seed. Editing real reports keeps every other
 the harness wrote it; the summary and page tests read the edited files like any input.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
-from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.report import facts_of_report, put_facts, put_records, records_of_test
 
 REPO = Path(__file__).resolve().parent.parent
 SHARD1 = "test/data/reports/xnnpack-shard1.json"
@@ -46,7 +48,7 @@ def entry_of(data: dict, nodeid: str) -> dict:
 
 
 def record(data: dict, nodeid: str, subtest: int = 0) -> dict:
-    return entry_of(data, nodeid)["metadata"]["subtests"][subtest]
+    return records_of_test(entry_of(data, nodeid))[subtest]
 
 
 def set_ratio(found: dict, ratio: float) -> None:
@@ -63,10 +65,9 @@ def declare(found: dict, entry: str, strict: bool) -> None:
 
 
 def pin_seed(data: dict, policy: str | None) -> None:
-    """The facts as contract.session_facts writes them with a seed policy."""
-    facts = data[ct.REPORT_KEY]
-    data[ct.REPORT_KEY] = ct.session_facts(facts["seed"], facts["versions"], facts["flows"],
-                                           facts.get("run"), seed_policy=policy)
+    """The facts as the harness writes them with a seed policy."""
+    facts = SessionFacts.from_dict(facts_of_report(data))
+    put_facts(data, dataclasses.replace(facts, seed_policy=policy))
 
 
 def close_passes(data: dict) -> None:
@@ -83,7 +84,7 @@ def close_passes(data: dict) -> None:
 
 def declared_cases(data: dict) -> None:
     for nodeid, entry in ENTRIES.items():
-        for found in entry_of(data, nodeid)["metadata"]["subtests"]:
+        for found in records_of_test(entry_of(data, nodeid)):
             declare(found, entry, strict=nodeid == STRICT_XPASS)
 
 
@@ -109,7 +110,7 @@ def many_close_passes(folder: Path, copies: int) -> tuple[Path, list[float]]:
         for test in data["tests"]:
             nodeid = test["nodeid"].replace("::test_", f"::test_{copy}_")
             records = []
-            for found in test["metadata"]["subtests"]:
+            for found in records_of_test(test):
                 found = dict(found, test_id=nodeid, test_case=nodeid.split("[")[0],
                              outputs=[dict(o) for o in found["outputs"]],
                              repro=found["repro"].replace(test["nodeid"], nodeid))
@@ -117,6 +118,7 @@ def many_close_passes(folder: Path, copies: int) -> tuple[Path, list[float]]:
                 set_ratio(found, ratio)
                 ratios.append(ratio)
                 records.append(found)
-            tests.append(dict(test, nodeid=nodeid, metadata={"subtests": records}))
+            tests.append(dict(test, nodeid=nodeid))
+            put_records(tests[-1], records)
     data["tests"] = tests
     return write(data, folder / "many.json"), ratios

@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
-from etsuite.backends.harness.contract import STAGES, SubtestRecord
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.report import records_of_test
+from etsuite.backends.harness.contract.statuses import STAGES
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
@@ -162,7 +164,7 @@ def stage_fractions(run: Run) -> dict[str, float]:
     """Share of the pipeline's time per stage over all of our records."""
     totals = {stage: 0.0 for stage in STAGES}
     for test in run.tests:
-        for raw in test.get("metadata", {}).get("subtests", []):
+        for raw in records_of_test(test):
             record = SubtestRecord.from_dict(raw)
             for stage, seconds in (record.timings or {}).items():
                 totals[stage] = totals.get(stage, 0.0) + seconds
@@ -240,8 +242,7 @@ def disagreement_groups(reference: Run, ours: Run) -> list[str]:
 
 def our_statuses(test: dict) -> list[str]:
     """The status of each of our subtest records in a test's report entry."""
-    records = (test.get("metadata") or {}).get("subtests") or []
-    return [record.get("status", "?") for record in records] or [test["outcome"]]
+    return [record.get("status", "?") for record in records_of_test(test)] or [test["outcome"]]
 
 
 def collection_times(repeat: int) -> tuple[float, float]:

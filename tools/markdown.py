@@ -14,7 +14,9 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract import Status, case_id, trim_error
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import trim_error
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st
 from etsuite.tools import tally
 from etsuite.tools.sharded_runs import sharded_runs
@@ -302,8 +304,8 @@ def flaky_section(failing) -> list[Section]:
         for result in items:
             reruns = [r.rerun for r in result.records if r.flaky and r.rerun]
             rows.append([code(result.nodeid), flow_label(result.flow), result.status,
-                         "; ".join(f"same inputs: {r.get('same_inputs')}, other inputs: "
-                                   f"{r.get('other_inputs')}" for r in reruns) or "–",
+                         "; ".join(f"same inputs: {r.same_inputs}, other inputs: "
+                                   f"{r.other_inputs}" for r in reruns) or "–",
                          code(tally.repro(result))])
         return table(["test", "flow", "status", "run again", "repro"], rows)
 

@@ -19,8 +19,10 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import FAILING, PASSING, SKIPPING, Status
+from etsuite.backends.harness.contract.facts import FlowFacts
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import RECORD_FIELDS
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, STAGES, Status
 from etsuite.tools import tally
 from etsuite.tools.baseline_diff import Change, Changes
 from etsuite.tools.reports import Merged, TestResult, seed_policy_text
@@ -85,7 +87,7 @@ def page_data(merged: Merged, changes: Changes | None = None,
     runs = {id(run): index for index, run in enumerate(merged.runs)}
     results = []
     for result in merged.results:
-        case = ct.case_id(result.nodeid, result.flow)
+        case = case_id(result.nodeid, result.flow)
         results.append([
             cases.setdefault(case, len(cases)), flow_index[tally.flow_key(result)],
             status_index[result.status], result.nodeid, result.outcome, result.phase,
@@ -96,8 +98,8 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "title": title,
         "statuses": [{"name": s.value, "color": STATUS_STYLE[s][0], "text": STATUS_STYLE[s][1],
                       "label": STATUS_STYLE[s][2], "kind": status_kind(s)} for s in statuses],
-        "fields": list(ct.RECORD_FIELDS),
-        "stages": list(ct.STAGES),
+        "fields": list(RECORD_FIELDS),
+        "stages": list(STAGES),
         "flows": [_flow_info(merged, key) for key in order],
         "summary": _summary(merged, order, status_index),
         "cases": [tally.display_case(case) for case in cases],
@@ -111,7 +113,7 @@ def page_data(merged: Merged, changes: Changes | None = None,
 
 def _record_row(record) -> list:
     data = record.to_dict()
-    return [_finite(data[name]) for name in ct.RECORD_FIELDS]
+    return [_finite(data[name]) for name in RECORD_FIELDS]
 
 
 def _finite(value):
@@ -157,10 +159,10 @@ def _non_strict(merged: Merged, order) -> list:
 
 def _flow_info(merged: Merged, key) -> dict:
     backend, flow = key
-    facts = next((run.flows()[flow] for run in merged.runs if flow in run.flows()), {})
+    facts = next((run.flows()[flow] for run in merged.runs if flow in run.flows()), FlowFacts())
     # A flow that delegates nothing (portable) has no delegated share to show.
-    return {"backend": backend, "flow": flow, "description": facts.get("description"),
-            "delegates": facts.get("delegates", True)}
+    return {"backend": backend, "flow": flow, "description": facts.description,
+            "delegates": True if facts.delegates is None else facts.delegates}
 
 
 def _summary(merged: Merged, order, status_index) -> dict:

@@ -19,12 +19,19 @@ import json
 import os
 from dataclasses import dataclass
 
-from etsuite.backends.harness import contract as ct
-from etsuite.backends.harness.contract import RecordError, Status, SubtestRecord
+from etsuite.backends.harness.contract import stream as cs
+from etsuite.backends.harness.contract.facts import (
+    SCHEMA_VERSION, SEED_POLICIES, FlowFacts, RunFacts, SessionFacts,
+)
+from etsuite.backends.harness.contract.nodeids import param_ids
+from etsuite.backends.harness.contract.record import RecordError, SubtestRecord
+from etsuite.backends.harness.contract.report import (
+    REPORT_KEY, REPORT_SUFFIX, facts_of_report, records_of_test,
+)
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st
 
-STREAM_SUFFIX = ct.STREAM_SUFFIX
-REPORT_SUFFIX = ct.REPORT_SUFFIX
+STREAM_SUFFIX = cs.STREAM_SUFFIX
 UNEXPECTED_PASS = "passed, but it is marked xfail"
 SESSION_ENDED = "the session ended while this test ran (no call report)"
 
@@ -43,7 +50,7 @@ class Run:
 
     path: str
     kind: str                  # "report" or "stream"
-    facts: dict | None         # the plugin's session facts (under contract.REPORT_KEY)
+    facts: SessionFacts | None  # the plugin's session facts (None: a run without it)
     finished: bool             # False for a stream without a "finished" line
     exitcode: int | None
     started: float | None      # epoch seconds, orders runs for duplicates
@@ -53,29 +60,32 @@ class Run:
 
     @property
     def seed(self):
-        return (self.facts or {}).get("seed")
+        return self.facts.seed if self.facts else None
 
     @property
     def seed_policy(self):
-        """Where the run's seed came from: a key of contract.SEED_POLICIES, None in reports
-        older than the key (`seed_policy_text` says it in words)."""
-        return (self.facts or {}).get("seed_policy")
+        """Where the run's seed came from: a key of contract.facts.SEED_POLICIES, None in
+        reports older than the key (`seed_policy_text` says it in words)."""
+        return self.facts.seed_policy if self.facts else None
 
     def version(self, package: str) -> str | None:
-        return ((self.facts or {}).get("versions") or {}).get(package)
+        return self.facts.versions.get(package) if self.facts else None
 
-    def flows(self) -> dict:
-        return (self.facts or {}).get("flows") or {}
+    def flows(self) -> dict[str, FlowFacts]:
+        return self.facts.flows if self.facts else {}
+
+    def flow(self, name: str | None) -> FlowFacts:
+        """What the run's facts say of a flow (all None when they do not know it)."""
+        return self.flows().get(name) or FlowFacts()
 
     @property
-    def identity(self) -> dict:
-        """The run's id, selection and shard (contract.run_facts); {} in older reports."""
-        found = (self.facts or {}).get("run")
-        return found if isinstance(found, dict) else {}
+    def identity(self) -> RunFacts:
+        """The run's id, selection and shard (all None in older reports)."""
+        return (self.facts.run if self.facts else None) or RunFacts()
 
     @property
     def shard(self) -> tuple[int, int] | None:
-        index, count = self.identity.get("shard"), self.identity.get("shards")
+        index, count = self.identity.shard, self.identity.shards
         return (index, count) if isinstance(index, int) and isinstance(count, int) else None
 
 
@@ -83,12 +93,12 @@ SEED_POLICY_NOT_RECORDED = "not recorded"
 
 
 def seed_policy_text(policy) -> str:
-    """A seed policy key with what it means (contract.SEED_POLICIES), e.g. "pinned: $ETSUITE_SEED
+    """A seed policy key with what it means (contract.facts.SEED_POLICIES), e.g. "pinned: $ETSUITE_SEED
     ($ETSUITE_SEED, ...)". Reports older than the key say "not recorded"; a key this tool
     does not know (a newer writer) is shown as it is, never dropped."""
     if policy is None:
         return SEED_POLICY_NOT_RECORDED
-    description = ct.SEED_POLICIES.get(policy) if isinstance(policy, str) else None
+    description = SEED_POLICIES.get(policy) if isinstance(policy, str) else None
     return f"{policy}: {description}" if description else f"{policy} (a policy this tool does not know)"
 
 
@@ -224,13 +234,16 @@ def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
     return run, results
 
 
-def _check_facts(path: str, facts, version) -> dict:
-    if version != ct.SCHEMA_VERSION:
+def _check_facts(path: str, facts, version) -> SessionFacts:
+    if version != SCHEMA_VERSION:
         raise BadInput(path, f"unknown schema version {version!r} "
-                             f"(this tool reads version {ct.SCHEMA_VERSION})")
+                             f"(this tool reads version {SCHEMA_VERSION})")
     if not isinstance(facts, dict):
-        raise BadInput(path, f"'{ct.REPORT_KEY}' facts are not an object")
-    return facts
+        raise BadInput(path, f"'{REPORT_KEY}' facts are not an object")
+    try:
+        return SessionFacts.from_dict(facts)
+    except ValueError as error:
+        raise BadInput(path, f"'{REPORT_KEY}' facts are invalid: {error}") from None
 
 
 def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
@@ -245,8 +258,8 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
         raise BadInput(path, "a pytest-json-report without per-test results "
                              "(written with --json-report-summary?)")
     facts = None
-    if ct.REPORT_KEY in data:
-        raw = data[ct.REPORT_KEY]
+    raw = facts_of_report(data)
+    if raw is not None:
         version = raw.get("schema_version") if isinstance(raw, dict) else None
         facts = _check_facts(path, raw, version)
     created, duration = data.get("created"), data.get("duration")
@@ -273,9 +286,7 @@ def _result_from_json(path: str, index: int, test, run: Run) -> TestResult:
         raise BadInput(path, f"tests[{index}] ({test['nodeid']}) has unknown outcome {outcome!r}")
     phases = {when: test[when] for when in ("setup", "call", "teardown")
               if isinstance(test.get(when), dict)}
-    metadata = test.get("metadata")
-    subtests = metadata.get("subtests") if isinstance(metadata, dict) else None
-    records = _checked_records(path, test["nodeid"], subtests or [])
+    records = _checked_records(path, test["nodeid"], records_of_test(test))
     phase, longrepr = _deciding_phase(outcome, phases)
     duration = sum(p.get("duration") or 0.0 for p in phases.values())
     return _new_result(test["nodeid"], outcome, phase, records, longrepr, duration, run)
@@ -332,8 +343,7 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
                 status: Status | None = None) -> TestResult:
     flow = next((r.flow for r in records if r.flow), None) or \
         _flow_from_nodeid(nodeid, run.flows())
-    backend = next((r.backend for r in records if r.backend), None) or \
-        (run.flows().get(flow) or {}).get("backend")
+    backend = next((r.backend for r in records if r.backend), None) or run.flow(flow).backend
     return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
                       records=records, longrepr=longrepr, duration=duration, run=run,
                       status=status)
@@ -341,33 +351,33 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
 
 def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
     """A test without records still names its flow in its parameter id."""
-    return next((part for part in ct.param_ids(nodeid) if part in flows), None)
+    return next((part for part in param_ids(nodeid) if part in flows), None)
 
 
 # ---------------------------------------------------------------- results streams
 
 def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     try:
-        entries = ct.stream_entries(text)
+        entries = cs.stream_entries(text)
     except ValueError as error:
         raise BadInput(path, str(error))
-    header = entries[0] if entries else None
-    if not isinstance(header, dict) or ct.STREAM_HEADER not in header:
-        raise BadInput(path, "not a results stream (no 'etsuite_stream' first line)")
-    facts = _check_facts(path, header.get("facts"), header[ct.STREAM_HEADER])
-    finished = [e[ct.STREAM_FINISHED] for e in entries[1:]
-                if isinstance(e, dict) and ct.STREAM_FINISHED in e]
+    header = cs.header_of(entries)
+    if header is None:
+        raise BadInput(path, f"not a results stream (no '{cs.STREAM_HEADER}' first line)")
+    facts = _check_facts(path, cs.facts_of_header(header), header[cs.STREAM_HEADER])
+    finished = [e[cs.STREAM_FINISHED] for e in entries[1:]
+                if isinstance(e, dict) and cs.STREAM_FINISHED in e]
     started = header.get("started")
     run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
               exitcode=finished[-1] if finished else None,
               started=started if _is_number(started) else None, duration=None)
     phases_by_test: dict[str, dict] = {}
     for number, entry in enumerate(entries[1:], 2):
-        if isinstance(entry, dict) and isinstance(entry.get(ct.STREAM_START), str) and not finished:
+        if isinstance(entry, dict) and isinstance(entry.get(cs.STREAM_START), str) and not finished:
             # With fork isolation a test reports only when it ends: in a killed session the
             # "start" line is all that names the test that was running.
-            phases_by_test.setdefault(entry[ct.STREAM_START], {})
-        report = entry.get(ct.STREAM_REPORT) if isinstance(entry, dict) else None
+            phases_by_test.setdefault(entry[cs.STREAM_START], {})
+        report = entry.get(cs.STREAM_REPORT) if isinstance(entry, dict) else None
         if report is None:
             continue
         if not isinstance(report, dict) or not isinstance(report.get("nodeid"), str):
@@ -379,11 +389,11 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
 
 def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestResult:
     for when in ("setup", "call", "teardown"):
-        category = ct.phase_category(when, phases[when]) if when in phases else "passed"
+        category = cs.phase_category(when, phases[when]) if when in phases else "passed"
         if category not in st.OUTCOMES:
             raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
-    outcome = ct.outcome_of_phases(phases)
-    records = _checked_records(path, nodeid, ct.records_of_phases(phases))
+    outcome = cs.outcome_of_phases(phases)
+    records = _checked_records(path, nodeid, cs.records_of_phases(phases))
     duration = sum(p.get("duration") or 0.0 for p in phases.values())
     setup_ran = phases.get("setup", {}).get("outcome") == "passed"
     if (setup_ran or not phases) and "call" not in phases:

@@ -1,5 +1,5 @@
 """Shards of one run, put together: every report written with `--shard K/N` names its
-run (id and selection, `contract.run_facts`), so the reports of one run can be told from
+run (id and selection, `contract.facts.RunFacts`), so the reports of one run can be told from
 those of another run and a shard that never reported can be named.
 """
 
@@ -31,8 +31,8 @@ class ShardedRun:
         """The shard plan a report of this run recorded (all of them compute the same)."""
         for runs in self.shards.values():
             for run in runs:
-                if isinstance(run.identity.get("plan"), dict):
-                    return run.identity["plan"]
+                if isinstance(run.identity.plan, dict):
+                    return run.identity.plan
         return None
 
 
@@ -43,7 +43,7 @@ def sharded_runs(runs: list[Run]) -> list[ShardedRun]:
         if run.shard is None:
             continue
         index, count = run.shard
-        key = (str(run.identity.get("id")), str(run.identity.get("selection")), count)
+        key = (str(run.identity.id), str(run.identity.selection), count)
         group = found.setdefault(key, ShardedRun(*key))
         group.shards.setdefault(index, []).append(run)
     return [found[key] for key in sorted(found)]

@@ -1,9 +1,9 @@
 """One status per test, so every test lands in exactly one column of the report.
 
-The harness gives each subtest a status (`contract.Status`), but not every test has
+The harness gives each subtest a status (`contract.statuses.Status`), but not every test has
 records: a plain test without a flow, an error in a fixture, a collection error. Counting
 only records would hide those, so a test's status is derived from its pytest outcome and
-refined by its records. The statuses only a test can have (`contract.TEST_ONLY`):
+refined by its records. The statuses only a test can have (`contract.statuses.TEST_ONLY`):
 
 - `fail_test`: the test failed outside any subtest (an assert in the test body after
   its subtests passed, or a failing test that has no flow).
@@ -16,7 +16,8 @@ running), never as text to parse.
 
 from __future__ import annotations
 
-from etsuite.backends.harness.contract import FAILING, PASSING, SKIPPING, Status, SubtestRecord
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, Status
 
 # The count columns of the per-flow table: skip_invalid, skip_unsupported and plain
 # skips share one column; every other status has its own.

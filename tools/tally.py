@@ -11,8 +11,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from etsuite.backends.harness.contract import (ORDER, Status, SubtestRecord, repro_command,
-                                               test_case_id)
+from etsuite.backends.harness.contract.nodeids import repro_command, test_case_id
+from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
+from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import status as st
 from etsuite.tools.reports import Merged, TestResult
 from etsuite.tools.signature import signature
@@ -31,10 +32,10 @@ def flow_order(merged: Merged) -> list[FlowKey]:
     known: dict[str, FlowKey] = {}
     for run in merged.runs:
         for name, facts in run.flows().items():
-            known.setdefault(name, (facts.get("backend"), name))
+            known.setdefault(name, (facts.backend, name))
     wanted = {flow_key(r) for r in merged.results}
-    wanted |= {(facts.get("backend"), name) for run in merged.runs
-               for name, facts in run.flows().items() if facts.get("selected")}
+    wanted |= {(facts.backend, name) for run in merged.runs
+               for name, facts in run.flows().items() if facts.selected}
     keys = [key for key in known.values() if key in wanted]
     extra = wanted - set(keys)
     named = sorted((k for k in extra if k[1] is not None), key=lambda k: (str(k[0]), k[1]))
@@ -89,8 +90,8 @@ def non_delegating(merged: Merged) -> set[str]:
     """Flows that hand nothing to a backend (portable kernels only): their `pass` is not
     "correct and delegated". The runs' facts say so; for reports written before they did,
     a flow none of whose records delegated a node counts as one."""
-    said = {name: facts["delegates"] for run in merged.runs
-            for name, facts in run.flows().items() if "delegates" in facts}
+    said = {name: facts.delegates for run in merged.runs
+            for name, facts in run.flows().items() if facts.delegates is not None}
     delegated: dict[str, bool] = {}
     for result in merged.results:
         for record in result.records:
@@ -110,9 +111,9 @@ def flow_rows(merged: Merged, order: list[FlowKey]) -> list[FlowRow]:
         rows[flow_key(result)].add(result)
     for run in merged.runs:
         for name, facts in run.flows().items():
-            key = (facts.get("backend"), name)
-            reason = facts.get("unavailable")
-            if facts.get("selected") and reason and reason not in rows[key].unavailable:
+            key = (facts.backend, name)
+            reason = facts.unavailable
+            if facts.selected and reason and reason not in rows[key].unavailable:
                 rows[key].unavailable.append(reason)
     return [rows[key] for key in order]
 
@@ -182,7 +183,7 @@ def computation(result: TestResult) -> str | None:
 
 
 def _quantizing(result: TestResult) -> bool:
-    return bool((result.run.flows().get(result.flow) or {}).get("quantizes")) or any(
+    return bool(result.run.flow(result.flow).quantizes) or any(
         r.delegated_precision for r in result.records)
 
 
@@ -245,8 +246,7 @@ def repro(result: TestResult) -> str:
     for record in result.records:
         if record.repro:
             return record.repro
-    tox_env = (result.run.flows().get(result.flow) or {}).get("tox_env")
-    return repro_command(tox_env, result.nodeid, result.seed)
+    return repro_command(result.run.flow(result.flow).tox_env, result.nodeid, result.seed)
 
 
 @dataclass
@@ -390,21 +390,21 @@ def percentile(values: list, share: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
 
 
-def _has_ratio(output) -> bool:
-    ratio = output.get("error_ratio") if isinstance(output, dict) else None
+def _has_ratio(output: OutputStatistics) -> bool:
+    ratio = output.error_ratio
     return isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and not math.isnan(ratio)
 
 
-def _judged(record: SubtestRecord) -> list[dict]:
+def _judged(record: SubtestRecord) -> list[OutputStatistics]:
     """The outputs that carry an error ratio: those a rule judged and measured (an exact
-    rule that failed has None, an output without statistics no key)."""
+    rule that failed has None, an output no rule judged has none)."""
     return [o for o in record.outputs if _has_ratio(o)]
 
 
 def worst_ratio(record: SubtestRecord) -> float | None:
     """The largest max error, in units of its rule's bound, over the record's outputs (1 is
     the bound); None when no output has a ratio."""
-    return max((o["error_ratio"] for o in _judged(record)), default=None)
+    return max((o.error_ratio for o in _judged(record)), default=None)
 
 
 def is_borderline(record: SubtestRecord) -> bool:
@@ -423,7 +423,7 @@ def quality(results: list[TestResult], order: list[FlowKey]) -> list[Quality]:
                 continue
             row.ratios.append(worst_ratio(record))
             row.borderline += is_borderline(record)
-            sqnrs = [o["sqnr_db"] for o in judged if o.get("sqnr_db") is not None]
+            sqnrs = [o.sqnr_db for o in judged if o.sqnr_db is not None]
             if sqnrs:
                 row.sqnr.append(min(sqnrs))
             else:

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from etsuite.backends.harness.contract import (
+from etsuite.backends.harness.contract.durations import (
     DURATIONS_FILE, durations_document, durations_of,
 )
 from etsuite.tools import reports

@@ -1,5 +1,5 @@
 """Backend-agnostic core of the test suite, loaded as a pytest plugin.
 
 Importing this package must stay cheap and torch-free: the report tools in `tools/`
-import its `contract` module and run in an environment without torch.
+import its `contract` package and run in an environment without torch.
 """

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract import FAILING, Status
+from etsuite.backends.harness.contract.statuses import FAILING, Status
 
 CAP_FILE = "CAP_REACHED"
 DEFAULT_CAP_MB = 256

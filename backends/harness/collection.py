@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from etsuite.backends.harness import declared, isolation, shard_plan, workers
-from etsuite.backends.harness.contract import DURATIONS_FILE, Status
+from etsuite.backends.harness.contract.durations import DURATIONS_FILE
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
 from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of
 from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir

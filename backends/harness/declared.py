@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.expectations import Expectations
 from etsuite.backends.harness.shard_plan import ShardError, parse_shard
 

@@ -14,7 +14,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from etsuite.backends.harness.contract import durations_of, param_ids
+from etsuite.backends.harness.contract.durations import durations_of
+from etsuite.backends.harness.contract.nodeids import param_ids
 
 DEFAULT_SECONDS = 1.0
 

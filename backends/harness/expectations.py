@@ -34,7 +34,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract import FAILING, PASSING, Status, SubtestRecord
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.stability import CaseSweep, sweep_of
 from etsuite.backends.harness.tolerance import BOUND_SCALE, OVERRIDE_FIELDS, Override
 

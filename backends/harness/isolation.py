@@ -30,7 +30,8 @@ import traceback
 import pytest
 from _pytest.runner import runtestprotocol
 
-from etsuite.backends.harness.contract import Status, trim_error
+from etsuite.backends.harness.contract.record import trim_error
+from etsuite.backends.harness.contract.statuses import Status
 
 PROGRESS_KEY = pytest.StashKey[object]()
 DEFAULT_TIME_LIMITS = ("backends/suite/models/=1200", "=300")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from etsuite.backends.harness.contract import SubtestRecord, case_id, test_case_id
-from etsuite.backends.harness.contract import repro_command as contract_repro
+from etsuite.backends.harness.contract.nodeids import case_id, test_case_id
+from etsuite.backends.harness.contract.nodeids import repro_command as contract_repro
+from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.registry import backend_folders
 from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
 from etsuite.backends.harness.seeds import derive_seed

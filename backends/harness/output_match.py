@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree as pytree
 
+from etsuite.backends.harness.contract.record import OutputStatistics
 from etsuite.backends.harness.tolerance import RuleBook, Tolerance
 
 
@@ -17,7 +18,7 @@ from etsuite.backends.harness.tolerance import RuleBook, Tolerance
 class Comparison:
     matched: bool
     message: str
-    statistics: list  # one dict per output
+    statistics: list[OutputStatistics]  # one per output
     rule: str | None = None    # the rule that judged the deciding output
     margin: str | None = None  # by how much it passed or failed, e.g. "SQNR 31.2 dB, needs 25"
 
@@ -39,7 +40,7 @@ def _sqnr(signal: float, noise: float) -> float | None:
 
 @dataclass
 class _Judged:
-    statistics: dict
+    statistics: OutputStatistics
     passed: bool
     sqnr_short: bool    # the SQNR is under the rule's least
     text: str           # the margin, e.g. "SQNR 31.2 dB, needs 20; max error 0.4 of bound"
@@ -65,23 +66,17 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
     error = error[finite]
     sqnr = _sqnr(float((ref[finite] ** 2).sum()), float((error ** 2).sum())) \
         if error.numel() else None
-    statistics = {
-        "max_abs_error": float(error.max()) if error.numel() else 0.0,
-        "mean_abs_error": float(error.mean()) if error.numel() else 0.0,
-        "sqnr_db": None if sqnr is None else round(sqnr, 3),
-        "error_ratio": round(float(ratio.max()), 4) if ratio.numel() else 0.0,
-        "rule": rule.name,
-    }
+    error_ratio = round(float(ratio.max()), 4) if ratio.numel() else 0.0
     checks_sqnr = rule.min_sqnr_db is not None and expected.is_floating_point()
     sqnr_short = checks_sqnr and sqnr is not None and sqnr < rule.min_sqnr_db
     if rule.exact:  # a bound of zero has no ratio: count the elements that differ
         differ = int((~within).sum())
-        statistics["error_ratio"] = 0.0 if differ == 0 else None
+        error_ratio = 0.0 if differ == 0 else None
         text = f"{differ} of {ref.numel()} elements differ"
     elif rule.steps is not None:
-        text = f"max error {statistics['error_ratio'] * rule.steps:.3g} steps, bound {rule.steps:g}"
+        text = f"max error {error_ratio * rule.steps:.3g} steps, bound {rule.steps:g}"
     else:
-        text = f"max error {statistics['error_ratio']:.3g}x its bound"
+        text = f"max error {error_ratio:.3g}x its bound"
     if checks_sqnr:
         shown = "no error" if sqnr is None else f"{sqnr:.1f} dB"
         text = f"SQNR {shown}, needs {rule.min_sqnr_db:g}; " + text
@@ -89,12 +84,17 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
     special = int((~within & ~finite).sum())
     if special:
         text += f"; {special} nan/inf elements differ"
+    statistics = OutputStatistics(
+        max_abs_error=float(error.max()) if error.numel() else 0.0,
+        mean_abs_error=float(error.mean()) if error.numel() else 0.0,
+        sqnr_db=None if sqnr is None else round(sqnr, 3),
+        error_ratio=error_ratio, rule=rule.name)
     return _Judged(statistics, bool(within.all()) and not sqnr_short, sqnr_short, text)
 
 
 def _ratio(judged: _Judged) -> float:
     """Error in units of the bound; a failed exact comparison has none and ranks worst."""
-    ratio = judged.statistics["error_ratio"]
+    ratio = judged.statistics.error_ratio
     return math.inf if ratio is None else ratio
 
 
@@ -111,7 +111,7 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
     statistics, problems, deciding = [], [], None
     for index, (ref, got) in enumerate(zip(expected_leaves, actual)):
         if ref.shape != got.shape:
-            statistics.append({"max_abs_error": None, "mean_abs_error": None, "sqnr_db": None})
+            statistics.append(OutputStatistics(judged=False))
             problems.append(f"output {index}: shape {tuple(got.shape)} != expected {tuple(ref.shape)}")
             continue
         rule = book.for_dtype(ref.dtype)
@@ -126,8 +126,8 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
             stats = judged.statistics
             problems.append(
                 f"output {index}: {judged.text} ({rule.describe()}); max abs error "
-                f"{stats['max_abs_error']:.6g}, mean {stats['mean_abs_error']:.6g}, "
-                f"SQNR {stats['sqnr_db']} dB")
+                f"{stats.max_abs_error:.6g}, mean {stats.mean_abs_error:.6g}, "
+                f"SQNR {stats.sqnr_db} dB")
     if deciding is None:
         return Comparison(not problems, "; ".join(problems), statistics)
     rule, judged, index = deciding

@@ -20,9 +20,8 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.contract import (
-    CAUSE_SEPARATOR, ERROR_LIMIT, STAGE_FAILURE, Status, trim_error,
-)
+from etsuite.backends.harness.contract.record import CAUSE_SEPARATOR, ERROR_LIMIT, trim_error
+from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
 from etsuite.backends.harness.delegation import (
     computing_ops, count_delegation, delegated_precision,
 )

@@ -9,7 +9,9 @@ from typing import Callable
 import zlib
 from dataclasses import replace
 
-from etsuite.backends.harness.contract import Status, SubtestRecord, case_id
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import RerunResult, SubtestRecord
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.tolerance import RuleBook
 
@@ -93,7 +95,7 @@ class TestRunner:
         and once on other inputs of the same shapes (a seed derived from the case and the
         subtest; the global generator is left as it was, so later subtests draw what they
         would have). Not reproducing with the same inputs makes it flaky: it keeps its
-        failing status (see contract.SubtestRecord.flaky)."""
+        failing status (see contract.record.SubtestRecord.flaky)."""
         import torch
 
         same = replay.status(model)
@@ -101,9 +103,7 @@ class TestRunner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             other = replay.status(model, random_like(inputs))
-        return {"rerun": {"same_inputs": same.value, "other_inputs": other.value,
-                          "other_seed": seed},
-                "flaky": not same.failing}
+        return {"rerun": RerunResult(same, other, seed), "flaky": not same.failing}
 
     def lower_and_run_model(self, model, inputs, generate_random_test_inputs: bool = False, *,
                             dynamic_shapes=None, atol: float | None = None,

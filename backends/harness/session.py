@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from etsuite.backends.harness import artifacts, declared, isolation, stream, workers
-from etsuite.backends.harness.contract import SEED_POLICIES, run_facts, session_facts
+from etsuite.backends.harness.contract.facts import SEED_POLICIES, FlowFacts, RunFacts, SessionFacts
 from etsuite.backends.harness.flow_selection import UnknownNameError, select_flows
 from etsuite.backends.harness.registry import backend_folders, builtin_flows, hook_flows, index_flows
 from etsuite.backends.harness.seeds import derive_seed
@@ -56,6 +56,10 @@ class RunIdentity:
                     parts.append(f"--{name.replace('_', '-')} {sample[0]}/{sample[1]}")
         return cls(run_id, " ".join(parts), option.shard)
 
+    def facts(self) -> RunFacts:
+        shard, shards = self.shard if self.shard else (None, None)
+        return RunFacts(self.id, self.selection, shard, shards, self.plan)
+
     def seed(self) -> int:
         """The default seed of a sharded run: the same for every shard of the run, so all
         of its cases see inputs from one seed."""
@@ -69,7 +73,7 @@ class SessionState:
     flows: dict                # every known flow, by name
     selected: list             # the flows --backend / --flow selected
     seed: int
-    seed_policy: str           # a key of contract.SEED_POLICIES
+    seed_policy: str           # a key of contract.facts.SEED_POLICIES
     run: RunIdentity
     # Probed once per session, for the selected flows only (a probe may import a
     # backend's package): why each cannot run here (None: it can).
@@ -87,7 +91,7 @@ class SessionState:
     def __post_init__(self):
         self.selected_backends = {f.backend for f in self.selected}
 
-    def facts(self) -> dict:
+    def facts(self) -> SessionFacts:
         """Session facts stored in every report (JSON and stream)."""
         from importlib.metadata import PackageNotFoundError, version
 
@@ -98,23 +102,23 @@ class SessionState:
                 return None
 
         folders = backend_folders()
-        return session_facts(
+        return SessionFacts(
             seed=self.seed,
             versions={name: package_version(name) for name in ("torch", "executorch")},
             flows={
-                f.name: {
-                    "backend": f.backend,
-                    "tox_env": f.backend if f.backend in folders else None,
-                    "description": f.description,
-                    "delegates": f.delegates,
-                    "quantizes": f.quantizes,
-                    "selected": f in self.selected,
-                    "unavailable": self.unavailable.get(f.name),
-                    "enable_hint": f.enable_hint or None,
-                }
+                f.name: FlowFacts(
+                    backend=f.backend,
+                    tox_env=f.backend if f.backend in folders else None,
+                    description=f.description,
+                    delegates=f.delegates,
+                    quantizes=f.quantizes,
+                    selected=f in self.selected,
+                    unavailable=self.unavailable.get(f.name),
+                    enable_hint=f.enable_hint or None,
+                )
                 for f in self.flows.values()
             },
-            run=run_facts(self.run.id, self.run.selection, self.run.shard, self.run.plan),
+            run=self.run.facts(),
             seed_policy=self.seed_policy,
         )
 
@@ -163,7 +167,7 @@ def seed_arg(text: str) -> int:
 def session_seed(config, resumed, run: RunIdentity) -> tuple[int, str]:
     """(seed, policy): --seed, else a resumed run's, else a pinned $ETSUITE_SEED (CI
     exports .ci/seed), else one derived from a sharded run's identity, else random. The
-    policy (a key of contract.SEED_POLICIES) goes into the report."""
+    policy (a key of contract.facts.SEED_POLICIES) goes into the report."""
     if config.option.seed is not None:
         return config.option.seed, "option"
     if resumed:
@@ -181,10 +185,10 @@ def session_seed(config, resumed, run: RunIdentity) -> tuple[int, str]:
 
 def _check_resumable(resumed, run: RunIdentity, seed: int | None) -> None:
     """--resume continues the same run: the same selection and shard, and its seed."""
-    before = resumed.facts.get("run") or {}
-    shard = tuple(before["shard"]) if before.get("shard") else None
-    if before.get("selection") != run.selection or shard != run.shard:
-        was = before.get("selection") or "?"
+    before = resumed.facts.run or RunFacts()
+    shard = (before.shard, before.shards) if before.shard else None
+    if before.selection != run.selection or shard != run.shard:
+        was = before.selection or "?"
         raise pytest.UsageError(
             f"--resume: {resumed.path} is a run of {was}"
             f"{f' shard {shard[0]}/{shard[1]}' if shard else ''}, not of {run.selection}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract import case_id
+from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.durations import Item, estimates
 
 # Whole test cases are kept together unless that makes the longest shard this much

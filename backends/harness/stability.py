@@ -15,9 +15,13 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from etsuite.backends.harness.contract import (
-    FAILING, PASSING, REPORT_KEY, STREAM_HEADER, STREAM_SUFFIX, Status, SubtestRecord,
-    case_id, ended_tests, error_headline, records_of_phases, stream_entries,
+from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import SubtestRecord, error_headline
+from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
+from etsuite.backends.harness.contract.stream import (
+    STREAM_SUFFIX, ended_tests, facts_of_header, header_of, records_of_phases, stream_entries,
 )
 
 # A mismatch at every seed but by less than this many times its bound is one input away
@@ -131,13 +135,12 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
     failing = [(r, s) for r, s in zip(records, statuses) if s in FAILING and s is not Status.XPASS]
     ratios, sqnrs = [], []
     for record, status in zip(records, statuses):
-        for stats in record.outputs or []:
-            if not isinstance(stats, dict) or "error_ratio" not in stats:
+        for stats in record.outputs:
+            if not stats.judged:
                 continue
-            ratio = stats["error_ratio"]
-            ratios.append(math.inf if ratio is None else float(ratio))
-            if stats.get("sqnr_db") is not None:
-                sqnrs.append(float(stats["sqnr_db"]))
+            ratios.append(math.inf if stats.error_ratio is None else float(stats.error_ratio))
+            if stats.sqnr_db is not None:
+                sqnrs.append(float(stats.sqnr_db))
     worst = max(ratios) if ratios else None
     least = min(sqnrs) if sqnrs else None
     if failing:
@@ -156,17 +159,21 @@ def tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
     text = path.read_text(encoding="utf-8")
     if not path.name.endswith(STREAM_SUFFIX):
         data = json.loads(text)
-        seed = (data.get(REPORT_KEY) or {}).get("seed")
-        return seed, [(test["nodeid"], (test.get("metadata") or {}).get("subtests", []))
-                      for test in data.get("tests", [])]
+        return _seed_of(facts_of_report(data)), [(test["nodeid"], records_of_test(test))
+                                                 for test in data.get("tests", [])]
     try:
         entries = stream_entries(text)
         ended = ended_tests(entries)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
-    header = entries[0] if entries and isinstance(entries[0], dict) else {}
-    seed = (header.get("facts") or {}).get("seed") if STREAM_HEADER in header else None
+    header = header_of(entries)
+    seed = _seed_of(facts_of_header(header)) if header else None
     return seed, [(nodeid, records_of_phases(phases)) for nodeid, phases in ended.items()]
+
+
+def _seed_of(facts) -> int | None:
+    """The seed of stored session facts (None when none are stored)."""
+    return None if facts is None else SessionFacts.from_dict(facts).seed
 
 
 def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple, CaseSweep]:

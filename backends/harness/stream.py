@@ -1,5 +1,5 @@
 """What the plugin writes: the results stream, and the session facts and subtest records
-in the JSON report (formats defined in `contract`).
+in the JSON report (formats defined in `contract.stream` and `contract.report`).
 
 pytest-json-report writes its file only when the session ends, so a killed run would
 leave nothing. Next to `reports/X.json` the plugin therefore appends one JSON line per
@@ -24,7 +24,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from etsuite.backends.harness import contract as ct
+from etsuite.backends.harness.contract import stream as cs
+from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.record import trim_error
+from etsuite.backends.harness.contract.report import put_facts, put_records
 from etsuite.backends.harness.workers import is_xdist_worker
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
@@ -52,7 +55,7 @@ def addoption(group):
 
 def stream_path(config) -> str | None:
     json_path = _json_path(config)
-    return config.option.results_stream or (ct.stream_path_for(json_path) if json_path else None)
+    return config.option.results_stream or (cs.stream_path_for(json_path) if json_path else None)
 
 
 def _json_path(config) -> str | None:
@@ -70,28 +73,32 @@ class Resumed:
     ended, its phase reports as the stream holds them."""
 
     path: str
-    facts: dict
+    facts: SessionFacts
     tests: dict[str, dict]  # node id -> {when: stream report entry}
 
     @property
     def seed(self):
-        return self.facts.get("seed")
+        return self.facts.seed
 
 
 def load_resumed(path: str) -> Resumed:
     """Read a killed run's stream. A test that was running when it died has not ended
-    (`contract.test_ended`): it runs again."""
+    (`contract.stream.test_ended`): it runs again."""
     try:
         with open(path, encoding="utf-8") as stream_file:
-            entries = ct.stream_entries(stream_file.read())
+            entries = cs.stream_entries(stream_file.read())
     except OSError as error:
         raise ResumeError(f"--resume: cannot read {path}: {error.strerror or error}") from None
     except ValueError as error:
         raise ResumeError(f"--resume: {path}: {error}") from None
-    if not entries or not isinstance(entries[0], dict) or ct.STREAM_HEADER not in entries[0]:
+    header = cs.header_of(entries)
+    if header is None:
         raise ResumeError(f"--resume: {path} is not a results stream")
-    finished = ct.ended_tests(entries[1:])
-    return Resumed(path, entries[0].get("facts") or {}, finished)
+    try:
+        facts = SessionFacts.from_dict(cs.facts_of_header(header) or {})
+    except ValueError as error:
+        raise ResumeError(f"--resume: {path}: {error}") from None
+    return Resumed(path, facts, cs.ended_tests(entries[1:]))
 
 
 def resumed_run(config) -> Resumed | None:
@@ -124,7 +131,7 @@ class ResumedOutcome:
         self.resumed = resumed
         self.outcomes: dict[str, int] = {}
         for phases in resumed.tests.values():
-            outcome = ct.outcome_of_phases(phases)
+            outcome = cs.outcome_of_phases(phases)
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         self.failed = bool(self.outcomes.get("failed") or self.outcomes.get("error"))
 
@@ -162,14 +169,14 @@ class ResultsStream:
                 self.file = open(path, "w", encoding="utf-8", buffering=1)
             except OSError as error:
                 _fail_unwritable(path, error)
-            self._write({ct.STREAM_HEADER: ct.SCHEMA_VERSION, "facts": state.facts(),
-                         "started": self.started, "args": list(config.invocation_params.args)})
+            self._write(cs.stream_header(state.facts(), self.started,
+                                         list(config.invocation_params.args)))
         # A resumed run's stream starts with what the killed run finished, so that it can
         # be resumed again, and its report holds every test.
         for phases in (state.resumed.tests.values() if state.resumed else ()):
             for when in ("setup", "call", "teardown"):
                 if when in phases:
-                    self._write({ct.STREAM_REPORT: phases[when]})
+                    self._write({cs.STREAM_REPORT: phases[when]})
 
     @staticmethod
     def _prepare_json_path(json_path: str) -> None:
@@ -191,23 +198,23 @@ class ResultsStream:
             self.file.flush()
 
     def pytest_runtest_logstart(self, nodeid, location):
-        self._write({ct.STREAM_START: nodeid})
+        self._write({cs.STREAM_START: nodeid})
 
     def pytest_collectreport(self, report):
         if report.failed:
-            self._write({ct.STREAM_COLLECT_ERROR: {
+            self._write({cs.STREAM_COLLECT_ERROR: {
                 "nodeid": report.nodeid,
-                "longrepr": ct.trim_error(str(report.longrepr), 4000),
+                "longrepr": trim_error(str(report.longrepr), 4000),
             }})
 
     def pytest_runtest_logreport(self, report):
         longrepr = None
         if report.longrepr is not None and not report.passed:
-            longrepr = ct.trim_error(str(report.longrepr), 4000)
+            longrepr = trim_error(str(report.longrepr), 4000)
         records = records_of(report)
         if records:
             self.records[report.nodeid] = records
-        self._write({ct.STREAM_REPORT: {
+        self._write({cs.STREAM_REPORT: {
             "nodeid": report.nodeid,
             "when": report.when,
             "outcome": report.outcome,
@@ -219,17 +226,17 @@ class ResultsStream:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_modifyreport(self, json_report):
-        json_report[ct.REPORT_KEY] = self.state.facts()
+        put_facts(json_report, self.state.facts())
         for test in json_report.get("tests", []):
             records = self.records.get(test.get("nodeid"))
             if records:
-                test.setdefault("metadata", {})["subtests"] = records
+                put_records(test, records)
         if self.state.resumed:
             _add_resumed_tests(json_report, self.state.resumed)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        self._write({ct.STREAM_FINISHED: int(session.exitstatus)})
+        self._write({cs.STREAM_FINISHED: int(session.exitstatus)})
 
     def pytest_unconfigure(self, config):
         if self.file is None:
@@ -246,16 +253,16 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
     """The carried-over tests in pytest-json-report's form (they were deselected here)."""
     summary = json_report.setdefault("summary", {})
     for nodeid, phases in resumed.tests.items():
-        test = {"nodeid": nodeid, "outcome": ct.outcome_of_phases(phases)}
+        test = {"nodeid": nodeid, "outcome": cs.outcome_of_phases(phases)}
         for when, phase in phases.items():
             test[when] = {"outcome": phase.get("outcome"), "duration": phase.get("duration")}
             if phase.get("longrepr"):
                 test[when]["longrepr"] = phase["longrepr"]
             if phase.get("wasxfail") is not None:
                 test[when]["wasxfail"] = phase["wasxfail"]
-        records = ct.records_of_phases(phases)
+        records = cs.records_of_phases(phases)
         if records:
-            test["metadata"] = {"subtests": records}
+            put_records(test, records)
         json_report.setdefault("tests", []).append(test)
         summary[test["outcome"]] = summary.get(test["outcome"], 0) + 1
         summary["total"] = summary.get("total", 0) + 1

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from etsuite.backends.harness.contract import stream_path_for
+from etsuite.backends.harness.contract.stream import stream_path_for
 from etsuite.backends.harness.expectations import (
     FILE_NAME, Expectations, ExpectationsError, dump, leading_comment, load, observe, updated,
 )

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import pytest
 
 from etsuite.backends.harness import stream
-from etsuite.backends.harness.contract import (
-    FAILING, PASSING, Status, SubtestRecord, error_headline, param_ids, test_case_id,
-)
+from etsuite.backends.harness.contract.nodeids import param_ids, test_case_id
+from etsuite.backends.harness.contract.record import SubtestRecord, error_headline
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
     RUNNER_KEY, case_of, flow_of, record_for_item, records_for, repro_command, suite_of,

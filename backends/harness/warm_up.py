@@ -10,7 +10,7 @@ import logging
 
 import torch
 
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.pipeline import lower, quantize, run_pipeline
 

@@ -4,7 +4,7 @@ real run. Loaded as a plugin: `PYTHONPATH=test/data/reports/src pytest -p fault_
 
 import dataclasses
 
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.expectations import Expectation, Expectations
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime

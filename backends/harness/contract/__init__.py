@@ -1,0 +1,45 @@
+"""The contract between the harness (which writes results) and the report tools (which
+read them). Torch-free and dependency-free on purpose: the report tools import this
+package and nothing else of the harness, and the harness imports nothing of the tools.
+One module per format:
+
+- `statuses`: the ordered `Status` vocabulary, its groups, the stages and the status a
+  stage's failure gives.
+- `record`: the typed `SubtestRecord` with its payloads (`OutputStatistics` per output,
+  `RerunResult`) and the trimming of its error text.
+- `nodeids`: a test's case and parameter ids from its node id, and its repro command.
+- `facts`: the session facts (`SessionFacts`, `FlowFacts`, `RunFacts`), the schema
+  version and the seed policies.
+- `report`: where facts and records sit in a pytest-json-report file (the one accessor).
+- `stream`: the results stream's lines (`X.partial.jsonl`) and how to read them.
+- `durations`: `backends/<name>/durations.json`.
+
+Modules of this repository import the module that defines a name. The names are also
+importable from the package itself (`from etsuite.backends.harness.contract import
+Status`), for a vendor's own plugins and tests.
+"""
+
+from etsuite.backends.harness.contract.durations import (  # noqa: F401
+    DURATIONS_FILE, DURATIONS_VERSION, durations_document, durations_of,
+)
+from etsuite.backends.harness.contract.facts import (  # noqa: F401
+    SCHEMA_VERSION, SEED_POLICIES, FactsError, FlowFacts, RunFacts, SessionFacts,
+)
+from etsuite.backends.harness.contract.nodeids import (  # noqa: F401
+    case_id, param_ids, repro_command, test_case_id,
+)
+from etsuite.backends.harness.contract.record import (  # noqa: F401
+    CAUSE_SEPARATOR, ERROR_LIMIT, RECORD_FIELDS, OutputStatistics, RecordError, RerunResult,
+    SubtestRecord, error_headline, trim_error,
+)
+from etsuite.backends.harness.contract.report import (  # noqa: F401
+    REPORT_KEY, REPORT_SUFFIX, facts_of_report, put_facts, put_records, records_of_test,
+)
+from etsuite.backends.harness.contract.statuses import (  # noqa: F401
+    FAILING, ORDER, PASSING, SKIPPING, STAGE_FAILURE, STAGES, TEST_ONLY, Status,
+)
+from etsuite.backends.harness.contract.stream import (  # noqa: F401
+    STREAM_COLLECT_ERROR, STREAM_FINISHED, STREAM_HEADER, STREAM_REPORT, STREAM_START,
+    STREAM_SUFFIX, ended_tests, facts_of_header, header_of, outcome_of_phases, phase_category,
+    records_of_phases, stream_entries, stream_header, stream_path_for, test_ended,
+)

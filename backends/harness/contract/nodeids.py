@@ -1,0 +1,37 @@
+"""A test's identity as its pytest node id says it (the case, its parameter ids, the case
+across flows) and the command that reproduces it."""
+
+from __future__ import annotations
+
+import shlex
+
+
+def test_case_id(nodeid: str) -> str:
+    """The node id without any parameters: the operator/model case across flows."""
+    return nodeid.split("[", 1)[0]
+
+
+def param_ids(nodeid: str) -> list[str]:
+    """The parameter ids in a node id's brackets, split at "-" ([] when it has none).
+    A flow name never contains "-", so finding the flow among them is exact."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return []
+    return nodeid[nodeid.index("[") + 1:-1].split("-")
+
+
+def case_id(nodeid: str, flow: str | None) -> str:
+    """The node id without the flow among its parameter ids: the same for every flow."""
+    rest = [p for p in param_ids(nodeid) if p != flow]
+    base = test_case_id(nodeid)
+    return f"{base}[{'-'.join(rest)}]" if rest else base
+
+
+def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
+    """One command, pasted at the repository root, that reruns exactly this test: through
+    the backend's tox environment when it has one, else plain pytest."""
+    target = shlex.quote(nodeid)
+    seed_option = f" --seed {seed}" if seed is not None else ""
+    if tox_env:
+        return (f"tox -e {tox_env} -- {target}{seed_option} -n 0 "
+                f"--json-report-file=reports/repro/last.json")
+    return f"pytest {target}{seed_option} -p no:xdist"

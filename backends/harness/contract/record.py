@@ -1,0 +1,200 @@
+"""The typed subtest record, what the harness found for one `lower_and_run_model` call
+and the report tools read, with its typed payloads (each output's error statistics, the
+rerun of a failure) and the trimming of its error text. On disk the keys are the field
+names, as `to_dict` writes them; `from_dict` reads records of every earlier version."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from etsuite.backends.harness.contract.statuses import TEST_ONLY, Status
+
+ERROR_LIMIT = 1200
+
+
+# Joins an error to the errors it was raised from in a record's `error`, root cause last.
+CAUSE_SEPARATOR = "\ncaused by: "
+
+
+def error_headline(error: str) -> str:
+    """One line for a record's error: the root cause of a chained error (its last
+    "caused by:" part), else the error's first line. An exception whose message starts on
+    a new line ("SpecViolationError: " then the text) gets that text's first line."""
+    root = error.rsplit(CAUSE_SEPARATOR, 1)[-1].strip()
+    lines = [line.strip() for line in root.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
+
+
+def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
+    """Keep the head and the tail of long errors: the tail usually names the cause."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + "\n[...]\n" + text[-half:]
+
+
+class RecordError(ValueError):
+    """A record that does not follow the contract (unknown status or field type)."""
+
+
+def _object(data, what: str) -> dict:
+    if not isinstance(data, dict):
+        raise RecordError(f"{what} must be an object, got {type(data).__name__}")
+    return data
+
+
+@dataclass(frozen=True)
+class OutputStatistics:
+    """One output's error against eager PyTorch, measured where the program's outputs
+    are compared (output_match.py). `judged` is False for an output no rule judged (its
+    shape differs, or a report older than error ratios): its JSON has no `error_ratio`
+    and no `rule`."""
+
+    max_abs_error: float | None = None
+    mean_abs_error: float | None = None
+    sqnr_db: float | None = None       # None: no error at all (JSON has no infinity)
+    # The max error in units of its rule's bound (1 is the bound); None when an exact
+    # rule found elements that differ (a bound of zero has no ratio).
+    error_ratio: float | None = None
+    rule: str | None = None            # the name of the rule that judged it
+    judged: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"max_abs_error": self.max_abs_error, "mean_abs_error": self.mean_abs_error,
+                "sqnr_db": self.sqnr_db}
+        if self.judged:
+            data.update(error_ratio=self.error_ratio, rule=self.rule)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "OutputStatistics":
+        data = _object(data, "an output's statistics")
+        return cls(max_abs_error=data.get("max_abs_error"),
+                   mean_abs_error=data.get("mean_abs_error"), sqnr_db=data.get("sqnr_db"),
+                   error_ratio=data.get("error_ratio"), rule=data.get("rule"),
+                   judged="error_ratio" in data)
+
+
+@dataclass(frozen=True)
+class RerunResult:
+    """How a failing subtest's program ended when run again in the same process: on the
+    same inputs, and on other inputs of the same shapes drawn from `other_seed`."""
+
+    same_inputs: Status
+    other_inputs: Status
+    other_seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"same_inputs": self.same_inputs.value, "other_inputs": self.other_inputs.value,
+                "other_seed": self.other_seed}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "RerunResult":
+        data = _object(data, "a rerun")
+        try:
+            same, other, seed = data["same_inputs"], data["other_inputs"], data["other_seed"]
+        except KeyError as missing:
+            raise RecordError(f"a rerun without {missing}") from None
+        try:
+            return cls(Status(same), Status(other), seed)
+        except ValueError:
+            raise RecordError(f"a rerun with an unknown status ({same!r}, {other!r})") from None
+
+
+@dataclass
+class SubtestRecord:
+    """One `lower_and_run_model` call (or a crash, timeout or collection-time verdict that
+    stands in for one): what the harness found, as the report tools read it."""
+
+    test_id: str                       # pytest node id
+    test_case: str                     # node id without any parameters
+    subtest: int                       # index of the call within the test
+    suite: str                         # operators, models, or the backend's own folder
+    backend: str | None                # None only for a lost test that has no flow
+    flow: str | None
+    status: Status
+    params: dict = field(default_factory=dict)           # the test's other parameters
+    stage: str | None = None           # failing stage (None when it did not fail)
+    error: str | None = None           # trimmed error text
+    seed: int | None = None            # the session seed that reproduces the inputs
+    timings: dict = field(default_factory=dict)          # {stage: seconds}
+    delegated_nodes: int | None = None
+    undelegated_nodes: int | None = None
+    delegated_ops: dict = field(default_factory=dict)    # {op name: count}
+    # Quantizing flows only: how the delegated computation ran, "quantized" (q/dq around
+    # every delegated op), "float" (the quantizer left it in floating point) or "mixed";
+    # None when nothing was delegated or the flow does not quantize.
+    delegated_precision: str | None = None
+    undelegated_ops: dict = field(default_factory=dict)  # {op name: count}
+    pte_size: int | None = None        # bytes, None when not serialized
+    outputs: list[OutputStatistics] = field(default_factory=list)  # one per output
+    verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
+    margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
+    runtime: str | None = None         # what executed the program (None: nothing did)
+    # A fail_mismatch or fail_run is run again in the same process, once on the same
+    # inputs and once on other inputs. None when it was not rerun.
+    rerun: RerunResult | None = None
+    # True when the failure did not reproduce on the same inputs. A flaky subtest keeps
+    # its failing status (a flaky case never passes silently); the report lists it apart.
+    flaky: bool | None = None
+    # Folder holding this subtest's .pte, inputs (.bin + manifest.json, and .pt) and
+    # eager/runtime outputs, relative to where pytest ran; None: none written (not asked
+    # for, nothing ran, or the run's artifact cap was reached).
+    artifacts: str | None = None
+    repro: str | None = None           # command that reproduces this record
+    # The status the pipeline gave before a declared expectation rewrote it (an xfail's
+    # fail_mismatch, an xpass's pass); None when no entry changed it. A seed sweep reads
+    # this, so a declared failure still says what it did at each seed.
+    observed_status: str | None = None
+    # The [[fail]] entry of expectations.toml that names this case ("path:line"), and
+    # whether it is strict (a pass fails the run) or non-strict (input-dependent: it may
+    # fail with its status or pass, and never fails a run by itself).
+    declared_by: str | None = None
+    declared_strict: bool | None = None
+    # A crashed test's last words: what faulthandler wrote as the process died (each
+    # thread's Python stack, the extension modules loaded), trimmed; kept here rather
+    # than printed on the console.
+    crash_dump: str | None = None
+
+    def __post_init__(self):
+        """A status, outputs and rerun given as their JSON values (a record read back by
+        `from_dict`) become typed."""
+        try:
+            self.status = Status(self.status)
+        except ValueError:
+            raise RecordError(f"unknown status {self.status!r}") from None
+        if self.status in TEST_ONLY:
+            raise RecordError(f"status {self.status.value!r} is not a subtest status")
+        if not isinstance(self.outputs, list):
+            raise RecordError(f"outputs must be a list, got {type(self.outputs).__name__}")
+        self.outputs = [o if isinstance(o, OutputStatistics) else OutputStatistics.from_dict(o)
+                        for o in self.outputs]
+        if self.rerun is not None and not isinstance(self.rerun, RerunResult):
+            self.rerun = RerunResult.from_dict(self.rerun)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["outputs"] = [output.to_dict() for output in self.outputs]
+        data["rerun"] = self.rerun.to_dict() if self.rerun is not None else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "SubtestRecord":
+        """Read a record written by `to_dict`; unknown keys (a newer writer) are ignored,
+        a missing identity or an unknown status raises RecordError."""
+        data = _object(data, "a record")
+        known = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except TypeError as error:
+            raise RecordError(str(error)) from None
+
+
+RECORD_FIELDS = tuple(f.name for f in fields(SubtestRecord))
