@@ -28,6 +28,11 @@ def flatten_tensors(value) -> list:
     return leaves
 
 
+def flat_inputs(inputs) -> list:
+    """A program's inputs as the runtime takes them: flat, contiguous tensors."""
+    return [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
+
+
 def _sqnr(signal: float, noise: float) -> float | None:
     """None means undefined (no error at all): JSON has no infinity. A zero reference
     with an error is -inf, reported as a very low number."""

@@ -11,6 +11,7 @@ Importing this module leaves torch as it is: whoever runs the pipeline applies
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -26,8 +27,12 @@ from etsuite.backends.harness.delegation import (
     computing_ops, count_delegation, delegated_precision,
 )
 from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.output_match import compare_outputs, flatten_tensors
+from etsuite.backends.harness.output_match import compare_outputs, flat_inputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
+from etsuite.backends.harness.steps import (
+    as_steps, calibrate_steps, eager_steps, execute_steps, judge_steps, prepare_stateful,
+    state_placement,
+)
 from etsuite.backends.harness.tolerance import RuleBook, Tolerance
 from etsuite.backends.harness import speedups
 
@@ -84,8 +89,11 @@ def _error_text(error: BaseException) -> str:
 WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
 
 
-def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None):
-    """PT2E on the already exported graph (no second export of the eager model)."""
+def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None,
+             calibrate: Callable[[torch.nn.Module], None] | None = None):
+    """PT2E on the already exported graph (no second export of the eager model).
+    Calibrates on `inputs` unless `calibrate` runs the prepared module itself (a stateful
+    test calibrates on all of its steps)."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
@@ -93,7 +101,10 @@ def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None):
     quantizer = flow.quantizer()
     speedups.after_backend_imports()  # the quantizer's own modules are imported by now
     prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
-    prepared(*inputs)  # calibrate on the test's own inputs
+    if calibrate is None:
+        prepared(*inputs)  # calibrate on the test's own inputs
+    else:
+        calibrate(prepared)
     converted = convert_pt2e(prepared, fold_quantize=flow.fold_quantize)
     return torch.export.export(converted, inputs,
                                dynamic_shapes=_spread_varargs(forward, dynamic_shapes))
@@ -132,22 +143,46 @@ def run_pipeline(
     raises for a failure of the model or the backend: that is what the record is for.
     `run_inputs` (default: `inputs`) are what the program and eager run on for the
     comparison; `inputs` trace the export and calibrate quantization."""
+    inputs = tuple(inputs)
+    calls = OneCall(inputs if run_inputs is None else tuple(run_inputs))
+    return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage)
+
+
+def run_steps_pipeline(
+    model: torch.nn.Module,
+    steps: list,
+    flow: Flow,
+    *,
+    dynamic_shapes=None,
+    tolerance: RuleBook | None = None,
+    on_stage: Callable[[str], None] = lambda stage: None,
+) -> PipelineOutcome:
+    """A stateful subtest (see steps.py): the program is exported from the module's
+    initial state with the first step's inputs, loaded once, and every step runs on that
+    one loaded method; each step is judged against the eager module run through the
+    same steps."""
+    calls = StepCalls(as_steps(steps))
+    model = prepare_stateful(model)
+    return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage)
+
+
+def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage
+         ) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage)
-    inputs = tuple(inputs)
-    run_inputs = inputs if run_inputs is None else tuple(run_inputs)
-    model = model.eval()
     try:
         with torch.no_grad():
-            expected = timer.run("eager", lambda: model(*run_inputs))
-        exported = timer.run(
-            "export", lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
-        )
+            expected = timer.run("eager", lambda: calls.reference(model))
+        with calls.export_mode():
+            exported = timer.run(
+                "export",
+                lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes))
         if flow.quantizes:
             exported = timer.run(
                 "quantize",
-                lambda: quantize(exported, inputs, flow, dynamic_shapes, model.forward))
-        _lower_run_compare(exported, run_inputs, expected, flow, tolerance, timer, outcome)
+                lambda: quantize(exported, inputs, flow, dynamic_shapes, model.forward,
+                                 calibrate=calls.calibrate))
+        _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome)
     except StageError as failure:
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
@@ -167,7 +202,7 @@ def lower(exported, flow: Flow):
                                        compile_config=compile_config)
 
 
-def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer: _Timer,
+def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
                        found: PipelineOutcome) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
@@ -178,6 +213,7 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
     found.undelegated_nodes = sum(undelegated.values())
     if flow.quantizes:
         found.delegated_precision = delegated_precision(edge.exported_program())
+    calls.describe_program(edge.exported_program(), found)
     executorch_program = timer.run("serialize", edge.to_executorch)
     found.pte_size = len(executorch_program.buffer)
     program = LoweredProgram(
@@ -191,13 +227,14 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         return
 
     found.runtime = runtime.name
-    replay = found.replay = Replay(program, runtime, tolerance or flow.tolerance,
-                                   flat_inputs(inputs), flatten_tensors(expected))
+    rules = tolerance or flow.tolerance
+    found.replay = calls.replay(program, runtime, rules, expected)
     loaded = timer.run("load", lambda: runtime.load(program))
-    actual = timer.run("run", lambda: runtime.execute(loaded, replay.inputs))
-    replay.actual = actual
+    actual = timer.run("run", lambda: calls.execute(runtime, loaded, found))
+    if found.replay is not None:
+        found.replay.actual = actual
 
-    comparison = timer.run("compare", lambda: compare_outputs(expected, actual, replay.rules))
+    comparison = timer.run("compare", lambda: calls.judge(expected, actual, rules, found))
     found.outputs = comparison.statistics
     found.verdict_rule, found.margin = comparison.rule, comparison.margin
     if not comparison.matched:
@@ -209,8 +246,65 @@ def _lower_run_compare(exported, inputs, expected, flow: Flow, tolerance, timer:
         found.status = Status.PASS
 
 
-def flat_inputs(inputs) -> list:
-    return [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
+@dataclass
+class OneCall:
+    """A stateless subtest: the program is called once, on `inputs`."""
+
+    inputs: tuple
+
+    def reference(self, model):
+        return model(*self.inputs)
+
+    def export_mode(self):
+        return contextlib.nullcontext()
+
+    calibrate = None  # quantize calibrates on the export inputs
+
+    def describe_program(self, exported_program, found: "PipelineOutcome") -> None:
+        pass
+
+    def replay(self, program, runtime, rules, expected) -> "Replay":
+        return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected))
+
+    def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+        return runtime.execute(loaded, found.replay.inputs)
+
+    def judge(self, expected, actual, rules, found: "PipelineOutcome"):
+        return compare_outputs(expected, actual, rules)
+
+
+@dataclass
+class StepCalls:
+    """A stateful subtest: the program is called once per step on one loaded method
+    (steps.py); the record gets the step series. No replay yet: a rerun or artifacts of
+    a step sequence are not written."""
+
+    steps: list
+
+    def reference(self, model):
+        return eager_steps(model, self.steps)
+
+    def export_mode(self):
+        return torch.no_grad()  # a traced in-place update of a buffer needs it
+
+    def calibrate(self, prepared) -> None:
+        calibrate_steps(prepared, self.steps)
+
+    def describe_program(self, exported_program, found: "PipelineOutcome") -> None:
+        found.steps = len(self.steps)
+        found.state = state_placement(exported_program)
+
+    def replay(self, program, runtime, rules, expected) -> None:
+        return None
+
+    def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+        outputs, found.step_ms = execute_steps(runtime, loaded, self.steps)
+        return outputs
+
+    def judge(self, expected, actual, rules, found: "PipelineOutcome"):
+        judged = judge_steps(expected, actual, rules)
+        found.step_errors, found.failed_step = judged.errors, judged.failed_step
+        return judged.as_comparison()
 
 
 @dataclass
@@ -268,6 +362,12 @@ class PipelineOutcome:
     verdict_rule: str | None = None
     margin: str | None = None
     runtime: str | None = None
+    # stateful subtests only (steps.py)
+    steps: int | None = None
+    step_errors: list | None = None
+    failed_step: int | None = None
+    state: str | None = None
+    step_ms: list | None = None
     replay: Replay | None = None
 
     def record_fields(self) -> dict[str, Any]:

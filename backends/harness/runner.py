@@ -133,6 +133,34 @@ class TestRunner:
                 and self.artifacts.wants(found["status"]):
             found["artifacts"] = self.artifacts.write(
                 self.context.test_id, subtest, replay, found["status"], self.context.seed)
+        return self._record(subtest, found)
+
+    def lower_and_run_steps(self, model, steps, *, dynamic_shapes=None,
+                            atol: float | None = None,
+                            rtol: float | None = None) -> SubtestRecord:
+        """Run a stateful program: `steps` is a sequence of input tuples (e.g. a prefill,
+        then one token per decode step). The program is exported from `model` in its
+        initial state with the first step's inputs (and `dynamic_shapes`), loaded once,
+        and called once per step on that one method, so the runtime carries the state
+        (mutable buffers, such as a KV cache); the eager module runs the same steps with
+        its own state, and every step is judged by the flow's rule. The record holds each
+        step's error (`step_errors`), the first step that fails (`failed_step`), the
+        runtime's time per step (`step_ms`) and where the state is updated (`state`).
+        A mutated buffer starts as zeros in the program (ExecuTorch keeps only its shape
+        and dtype), so the model's buffers should start as zeros too.
+        """
+        from etsuite.backends.harness.pipeline import run_steps_pipeline
+
+        subtest = len(self.records)
+        outcome = run_steps_pipeline(
+            model, steps, self.flow, dynamic_shapes=dynamic_shapes,
+            tolerance=self.rules(atol, rtol),
+            on_stage=lambda stage: self._on_progress(
+                {"event": "stage", "subtest": subtest, "stage": stage}),
+        )
+        return self._record(subtest, outcome.record_fields())
+
+    def _record(self, subtest: int, found: dict) -> SubtestRecord:
         record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
         self._on_progress({"event": "record", "record": record.to_dict()})

@@ -1,0 +1,143 @@
+"""Stateful programs: one loaded method called step after step, the runtime carrying the
+state (mutable buffers such as an LLM's KV cache) from one call to the next.
+
+A backend that drops a cache update, writes it twice or at the wrong position gives
+right answers on the first call and wrong ones later, so a single forward cannot catch
+it. Here the eager module runs the same sequence of steps with its own state, every step
+is judged by the flow's rule, and the record keeps a small per-step error series and the
+first step that fails ("diverges at step k").
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics as stats
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+from etsuite.backends.harness.output_match import (
+    Comparison, compare_outputs, flat_inputs, flatten_tensors,
+)
+
+
+@dataclass
+class StepsJudged:
+    """Every step's comparison, reduced to what a record keeps."""
+
+    errors: list        # per step: the max abs error of each output (None: not comparable)
+    failed_step: int | None
+    deciding: Comparison  # the first failing step's, else the one nearest its bound
+    deciding_step: int
+
+    @property
+    def matched(self) -> bool:
+        return self.failed_step is None
+
+    def as_comparison(self) -> Comparison:
+        """The deciding step's comparison, its message and margin naming the step."""
+        step = f"step {self.deciding_step} of {len(self.errors)}"
+        message = f"diverges at {step}: {self.deciding.message}" if not self.matched else ""
+        margin = f"{step}: {self.deciding.margin}" if self.deciding.margin else None
+        return Comparison(self.matched, message, self.deciding.statistics,
+                          rule=self.deciding.rule, margin=margin)
+
+
+def as_steps(steps: Sequence) -> list[tuple]:
+    """Each step as a tuple of inputs; a clear error for an empty sequence (a test bug)."""
+    steps = [tuple(step) if isinstance(step, (tuple, list)) else (step,) for step in steps]
+    if not steps:
+        raise ValueError("a stateful test needs at least one step")
+    return steps
+
+
+def prepare_stateful(model: torch.nn.Module) -> torch.nn.Module:
+    """Parameters that do not require grad: an in-place cache update (`copy_`,
+    `index_put_`) of a traced program fails on a leaf that requires grad."""
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model.eval()
+
+
+def eager_steps(model: torch.nn.Module, steps: list[tuple]) -> list[list]:
+    """The reference: a copy of the module in its initial state runs every step in order
+    with its own state, so `model` stays as it was for export."""
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        return [flatten_tensors(reference(*step)) for step in steps]
+
+
+def calibrate_steps(prepared: torch.nn.Module, steps: list[tuple]) -> None:
+    """Calibrates a PT2E-prepared module on every step, then puts its buffers back: the
+    buffers' values when it is exported again are the program's initial state."""
+    initial = {name: buffer.clone() for name, buffer in prepared.named_buffers()}
+    with torch.no_grad():
+        for step in steps:
+            prepared(*step)
+        for name, buffer in prepared.named_buffers():
+            if name in initial:
+                buffer.copy_(initial[name])
+
+
+def execute_steps(runtime: Any, loaded: Any, steps: list[tuple]) -> tuple[list[list], list[float]]:
+    """Runs every step on the one loaded method; returns each step's flat outputs and its
+    wall time in milliseconds (the runtime's time per call: per token when a step is one
+    decode step)."""
+    outputs, milliseconds = [], []
+    for step in steps:
+        start = time.perf_counter()
+        outputs.append(list(runtime.execute(loaded, flat_inputs(step))))
+        milliseconds.append(round((time.perf_counter() - start) * 1000, 3))
+    return outputs, milliseconds
+
+
+def _worst_ratio(comparison: Comparison) -> float:
+    ratios = [s.get("error_ratio") for s in comparison.statistics if isinstance(s, dict)]
+    return max((float("inf") if r is None else r for r in ratios), default=0.0)
+
+
+def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
+    """Judges every step (a later step is judged even after one failed, so the series
+    shows whether the error grows); the deciding step is the first that fails."""
+    errors, comparisons = [], []
+    for want, got in zip(expected, actual, strict=True):
+        comparison = compare_outputs(want, got, rules)
+        comparisons.append(comparison)
+        errors.append([s.get("max_abs_error") for s in comparison.statistics])
+    failed = next((k for k, c in enumerate(comparisons) if not c.matched), None)
+    deciding = failed if failed is not None else max(
+        range(len(comparisons)), key=lambda k: _worst_ratio(comparisons[k]))
+    return StepsJudged(errors, failed, comparisons[deciding], deciding)
+
+
+def median_later_step_ms(step_ms: list[float]) -> float | None:
+    """The time per step after the first (per token for decode steps): the first call of
+    an LLM program is its prefill."""
+    return stats.median(step_ms[1:]) if len(step_ms) > 1 else None
+
+
+def state_placement(exported_program) -> str | None:
+    """Where the program's buffer mutations are computed: "delegate" when every mutated
+    buffer's new value comes out of a delegate, "portable" when none does, "mixed"
+    otherwise; None for a program without mutable state."""
+    mutated = exported_program.graph_signature.buffers_to_mutate
+    if not mutated:
+        return None
+    output = next(n for n in exported_program.graph_module.graph.nodes if n.op == "output")
+    producers = [node for node in flatten_tensors(output.args[0])
+                 if isinstance(node, torch.fx.Node) and node.name in mutated]
+    inside = sum(_from_delegate(node) for node in producers)
+    if inside == len(producers):
+        return "delegate"
+    return "portable" if inside == 0 else "mixed"
+
+
+def _from_delegate(node: torch.fx.Node) -> bool:
+    import operator
+
+    if node.op == "call_function" and node.target is operator.getitem:
+        node = node.args[0]
+    return node.op == "call_function" and \
+        node.target is torch._higher_order_ops.executorch_call_delegate

@@ -1,0 +1,145 @@
+"""Stateful programs (backends/harness/steps.py): one loaded method called step after
+step. A healthy program passes every step; a runtime that loses or mixes up the state
+fails `fail_mismatch` at the step where the fault first shows, and the record says so."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.pipeline import run_steps_pipeline
+from etsuite.backends.portable.flows import PORTABLE
+from etsuite.backends.xnnpack.flows import XNNPACK
+
+pytestmark = pytest.mark.slow
+
+
+class CacheModel(torch.nn.Module):
+    """A KV cache in miniature: each step writes its projected input at its position
+    of a zero-initialized buffer, and the output reads every position written so far."""
+
+    def __init__(self, length: int = 8, width: int = 4):
+        super().__init__()
+        self.proj = torch.nn.Linear(width, width)
+        self.register_buffer("cache", torch.zeros(length, width))
+
+    def forward(self, x, position):
+        self.cache.index_copy_(0, position, self.proj(x))
+        return self.cache.sum(dim=0, keepdim=True) * torch.tanh(x)
+
+
+STEPS = 6
+
+
+def cache_steps():
+    torch.manual_seed(7)
+    return CacheModel(), [(torch.randn(1, 4), torch.tensor([k])) for k in range(STEPS)]
+
+
+class _Method:
+    """A faulty runtime's loaded method: the real one, plus what the fault needs."""
+
+    def __init__(self, runtime, program):
+        self.runtime, self.program = runtime, program
+        self.loaded = runtime.load(program)
+        self.calls, self.history, self.last = 0, [], None
+
+
+@dataclasses.dataclass(frozen=True)
+class StepFaultRuntime:
+    """Wraps a flow's runtime and spoils the state at step `at`:
+    - "reload": the method is loaded again before the step (the state is lost);
+    - "previous": the step returns the previous step's outputs;
+    - "lost_write": the step's own state update is lost afterwards (a fresh method
+      replays the earlier steps), so the first step that reads it is the next one."""
+
+    inner: object
+    fault: str
+    at: int = 3
+    name: str = "step_fault"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load(self, program):
+        return _Method(self.inner, program)
+
+    def execute(self, method, inputs):
+        step, method.calls = method.calls, method.calls + 1
+        faulty = step == self.at
+        if faulty and self.fault == "reload":
+            method.loaded = self.inner.load(method.program)
+        outputs = list(self.inner.execute(method.loaded, inputs))
+        previous, method.last = method.last, outputs
+        if faulty and self.fault == "previous":
+            return previous
+        if faulty and self.fault == "lost_write":
+            method.loaded = self.inner.load(method.program)
+            for earlier in method.history:
+                self.inner.execute(method.loaded, earlier)
+            return outputs
+        method.history.append(inputs)
+        return outputs
+
+
+@pytest.mark.parametrize("flow", [PORTABLE, XNNPACK], ids=lambda f: f.name)
+def test_healthy_program_passes_every_step(flow):
+    model, steps = cache_steps()
+    outcome = run_steps_pipeline(model, steps, flow)
+    assert outcome.status in (Status.PASS, Status.PASS_UNDELEGATED), outcome.error
+    assert outcome.steps == STEPS and outcome.failed_step is None
+    assert len(outcome.step_errors) == STEPS and len(outcome.step_ms) == STEPS
+    assert max(e for step in outcome.step_errors for e in step) < 1e-5
+    # the cache update (index_copy) stays in portable ops: XNNPACK takes the linear only
+    assert outcome.state == "portable"
+    assert model.cache.abs().sum() == 0  # the test's module kept its initial state
+
+
+@pytest.mark.parametrize("fault, failing_step", [
+    ("reload", 3), ("previous", 3), ("lost_write", 4),
+])
+def test_state_fault_fails_at_the_step_where_it_shows(fault, failing_step):
+    model, steps = cache_steps()
+    flow = dataclasses.replace(PORTABLE, name=f"portable_{fault}",
+                               runtime=StepFaultRuntime(PORTABLE.runtime, fault))
+    outcome = run_steps_pipeline(model, steps, flow)
+    assert outcome.status is Status.FAIL_MISMATCH
+    assert outcome.failed_step == failing_step
+    assert outcome.error.startswith(f"diverges at step {failing_step} of {STEPS}:")
+    assert outcome.margin.startswith(f"step {failing_step} of {STEPS}:")
+    # every step before the fault matched, and the series goes on after it
+    assert max(max(outcome.step_errors[k]) for k in range(failing_step)) < 1e-5
+    assert len(outcome.step_errors) == STEPS
+
+
+def test_stateful_subtests_in_the_report(pytester, run_suite):
+    """Through the plugin: the record of a stateful subtest carries the step series."""
+    pytester.makepyfile(test_stateful_case=STATEFUL_TEST)
+    run = run_suite("--flow", "portable")
+    assert run.ret == 0, run.stdout[-3000:]
+    (record,) = run.records("test_cache")
+    assert record["status"] == "pass"
+    assert record["steps"] == 4 and record["failed_step"] is None
+    assert len(record["step_errors"]) == 4 and len(record["step_ms"]) == 4
+    assert record["state"] == "portable"
+
+
+STATEFUL_TEST = '''
+import torch
+
+
+class CacheModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 3))
+
+    def forward(self, x, position):
+        self.cache.index_copy_(0, position, x * 2)
+        return self.cache.cumsum(dim=0)
+
+
+def test_cache(test_runner):
+    steps = [(torch.randn(1, 3), torch.tensor([k])) for k in range(4)]
+    test_runner.lower_and_run_steps(CacheModel(), steps)
+'''
