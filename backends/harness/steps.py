@@ -94,7 +94,7 @@ def execute_steps(runtime: Any, loaded: Any, steps: list[tuple]) -> tuple[list[l
 
 
 def _worst_ratio(comparison: Comparison) -> float:
-    ratios = [s.get("error_ratio") for s in comparison.statistics if isinstance(s, dict)]
+    ratios = [s.error_ratio for s in comparison.statistics if s.judged]
     return max((float("inf") if r is None else r for r in ratios), default=0.0)
 
 
@@ -105,7 +105,7 @@ def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
     for want, got in zip(expected, actual, strict=True):
         comparison = compare_outputs(want, got, rules)
         comparisons.append(comparison)
-        errors.append([s.get("max_abs_error") for s in comparison.statistics])
+        errors.append([s.max_abs_error for s in comparison.statistics])
     failed = next((k for k, c in enumerate(comparisons) if not c.matched), None)
     deciding = failed if failed is not None else max(
         range(len(comparisons)), key=lambda k: _worst_ratio(comparisons[k]))

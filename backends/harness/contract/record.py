@@ -137,6 +137,16 @@ class SubtestRecord:
     verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
     margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
+    # Stateful subtests only (`lower_and_run_steps`; None otherwise): how many steps ran
+    # on the one loaded method, each step's max abs error per output, the first step that
+    # failed (0-based; None: none did), the runtime's milliseconds per step (the first is
+    # a prefill's, the rest per token for decode steps), and where the program updates its
+    # mutable buffers: "delegate", "portable" (ops outside any delegate) or "mixed".
+    steps: int | None = None
+    step_errors: list | None = None
+    failed_step: int | None = None
+    step_ms: list | None = None
+    state: str | None = None
     # A fail_mismatch or fail_run is run again in the same process, once on the same
     # inputs and once on other inputs. None when it was not rerun.
     rerun: RerunResult | None = None
