@@ -182,3 +182,22 @@ def test_inputs_identical_across_flows_and_reproduced_by_seed(pytester, monkeypa
     assert len({json.dumps(v) for v in first.values()}) == 1  # every flow, same inputs
     assert draw(7) == first                                    # same seed, same inputs
     assert draw(8)["portable"] != first["portable"]            # another seed, other inputs
+
+
+def test_a_test_declares_its_case_unsupported(pytester):
+    """`test_runner.skip_unsupported(reason)`: the test stops there and its record says
+    skip_unsupported with the reason (an example model this host cannot build)."""
+    pytester.makepyfile(test_unsupported='''
+def test_model(test_runner):
+    test_runner.skip_unsupported("needs a package this host lacks")
+    raise AssertionError("not reached")
+''')
+    report = pytester.path / "r.json"
+    result = run_forked(pytester, "--flow", "portable", "-rs", "--json-report",
+                        f"--json-report-file={report}")
+    assert result.ret == 0
+    assert "skip_unsupported: needs a package this host lacks" in result.stdout.str()
+    (test,) = json.loads(report.read_text())["tests"]
+    assert test["outcome"] == "skipped"
+    (record,) = records_of_test(test)
+    assert (record["status"], record["error"]) == ("skip_unsupported", "needs a package this host lacks")

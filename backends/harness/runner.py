@@ -160,6 +160,16 @@ class TestRunner:
         )
         return self._record(subtest, outcome.record_fields())
 
+    def skip_unsupported(self, reason: str) -> None:
+        """End the test as `skip_unsupported` with `reason`, recorded like a flow's own
+        [[skip]] entry: for a case the test itself cannot build or run here (an example
+        model that downloads its weights, a missing package), so it stays in the report
+        with its reason instead of vanishing."""
+        import pytest
+
+        self._record(len(self.records), {"status": Status.SKIP_UNSUPPORTED, "error": reason})
+        pytest.skip(f"{Status.SKIP_UNSUPPORTED}: {reason}")
+
     def _record(self, subtest: int, found: dict) -> SubtestRecord:
         record = new_record(self.flow, self.context, subtest, **found)
         self.records.append(record)
