@@ -125,6 +125,47 @@ def test_stateful_subtests_in_the_report(pytester, run_suite):
     assert record["state"] == "portable"
 
 
+def test_a_diverging_step_in_the_summary(pytester, run_suite):
+    """A state fault through the plugin and the summary: the test fails with "diverges at
+    step 3", and the summary's stateful section names the case and the step."""
+    pytester.makeconftest(STEP_FAULT_FLOWS)
+    pytester.makepyfile(test_stateful_case=STATEFUL_TEST)
+    run = run_suite("--flow", "portable", "--flow", "portable_lost_state")
+    assert run.ret == 1
+    assert "diverges at step 3 of 4" in run.stdout
+    (record,) = run.records("test_cache[portable_lost_state]")
+    assert (record["status"], record["failed_step"]) == ("fail_mismatch", 3)
+    summary = pytester.path / "summary.md"
+    assert markdown_summary([str(pytester.path / "reports" / "run.json")], summary) == 0
+    section = summary.read_text().split("## Stateful programs")[1].split("\n## ")[0]
+    rows = {line.split("|")[1].strip(): line for line in section.splitlines()
+            if line.startswith("| ") and "flow" not in line}
+    lost = [cell.strip() for cell in rows["portable_lost_state"].split("|")[2:5]]
+    assert lost == ["1", "0", "`test_stateful_case.py::test_cache` at step 3"]
+    healthy = [cell.strip() for cell in rows["portable"].split("|")[2:5]]
+    assert healthy == ["1", "1", "–"]
+
+
+def markdown_summary(reports: list, output) -> int:
+    from etsuite.tools import summary
+
+    return summary.main([*reports, "--output", str(output)])
+
+
+# The generated project's flows: the real portable flow whose runtime loses the state
+# before step 3 (the method is loaded again).
+STEP_FAULT_FLOWS = '''
+import dataclasses
+
+from etsuite.backends.portable.flows import PORTABLE
+from test_stateful import StepFaultRuntime
+
+
+def pytest_etsuite_flows(config):
+    return [dataclasses.replace(PORTABLE, name="portable_lost_state", backend="faulty",
+                                runtime=StepFaultRuntime(PORTABLE.runtime, "reload"))]
+'''
+
 STATEFUL_TEST = '''
 import torch
 
@@ -143,3 +184,19 @@ def test_cache(test_runner):
     steps = [(torch.randn(1, 3), torch.tensor([k])) for k in range(4)]
     test_runner.lower_and_run_steps(CacheModel(), steps)
 '''
+
+
+def test_executorch_llama_decodes_through_xnnpack():
+    """The real thing, small: ExecuTorch's own Llama (GQA, KV cache in mutable buffers),
+    a prompt then decode steps through one loaded XNNPACK program, every step matching
+    eager."""
+    from etsuite.backends.suite.llm import decoders
+
+    torch.manual_seed(3)
+    decoder = decoders.llama_kv_static(n_kv_heads=2, prefill_len=2, n_decode=3)
+    outcome = run_steps_pipeline(decoder.module, decoder.steps, XNNPACK)
+    assert outcome.status is Status.PASS, outcome.error
+    assert outcome.steps == 5 and outcome.failed_step is None
+    assert outcome.delegated_nodes > 0
+    # the cache update runs outside the delegate (XNNPACK takes no mutable buffer)
+    assert outcome.state == "portable"

@@ -419,6 +419,37 @@ def borderline_case(found: tally.Borderline) -> str:
     return case + (f" (subtest {found.record.subtest})" if len(found.result.records) > 1 else "")
 
 
+def stateful_section(merged: Merged, order) -> list[Section]:
+    """Stateful programs (a prefill, then decode steps on one loaded method): per flow,
+    how many matched at every step, which diverged and at which step, and the runtime's
+    milliseconds per step. Absent when no stateful subtest ran."""
+    rows = tally.stateful(merged.results, order)
+    if not rows:
+        return []
+
+    def ms(value):
+        return "–" if value is None else f"{value:.2f}"
+
+    def render(items):
+        return table(
+            ["flow", "stateful subtests", "matched every step", "diverged", "first step ms",
+             "later steps ms (median)", "state in delegate"],
+            [[flow_label(r.flow), r.subtests, r.matched,
+              "; ".join(f"{code(tally.display_case(case_id(result.nodeid, result.flow)))} "
+                        f"at step {record.failed_step}" for result, record in r.diverged[:5])
+              + (f"; …{len(r.diverged) - 5} more" if len(r.diverged) > 5 else "") or "–",
+              ms(r.median(r.first_ms)), ms(r.median(r.later_ms)), r.in_delegate]
+             for r in items])
+
+    intro = ("Each program ran step after step on one loaded method, the runtime carrying "
+             "its state (a KV cache), every step judged against eager; \"diverged at step "
+             "k\" is the first step (from 0) whose outputs failed. Times are the runtime's "
+             "per call: the first step is a prefill, the later ones one token each for "
+             "decode steps (medians over the subtests that ran).\n\n")
+    return [Section(heading="## Stateful programs\n", intro=intro, items=rows,
+                    render_items=render, unit="flows")]
+
+
 def slowest_section(merged: Merged, limit: int) -> Section:
     def render(items):
         rows = []
@@ -564,6 +595,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections += non_strict_section(merged, order)
     sections.append(failures_section(failing, options.link_from))
     sections += borderline_section(merged, order)
+    sections += stateful_section(merged, order)
     sections += [
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),

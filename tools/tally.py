@@ -8,6 +8,7 @@ so the numbers can be tested without parsing markdown.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -479,3 +480,46 @@ def non_strict(results: list[TestResult], order: list[FlowKey]) -> list[Declared
                      next((x.observed_status for x in result.records
                            if x.status is Status.XFAIL and x.observed_status), None))
             for result in found]
+
+
+# ---------------------------------------------------------------- stateful programs
+
+@dataclass
+class Stateful:
+    """Per flow, its stateful subtests (`lower_and_run_steps`): how many, how many
+    matched at every step, the ones that diverged (with the step), and the runtime's
+    time: the first step (a prefill) and the median of the later ones (per token for
+    decode steps), each a median over the subtests that ran."""
+
+    backend: str | None
+    flow: str | None
+    subtests: int = 0
+    matched: int = 0
+    diverged: list = field(default_factory=list)   # (result, record) that failed a step
+    first_ms: list = field(default_factory=list)
+    later_ms: list = field(default_factory=list)
+    in_delegate: int = 0                           # whose state updates run in a delegate
+
+    @staticmethod
+    def median(values: list) -> float | None:
+        return statistics.median(values) if values else None
+
+
+def stateful(results: list[TestResult], order: list[FlowKey]) -> list[Stateful]:
+    rows = {key: Stateful(*key) for key in order}
+    for result in results:
+        for record in result.records:
+            if not record.steps:
+                continue
+            row = rows[flow_key(result)]
+            row.subtests += 1
+            row.in_delegate += record.state == "delegate"
+            if record.failed_step is not None:
+                row.diverged.append((result, record))
+            elif record.step_errors is not None and record.status.passing:
+                row.matched += 1
+            if record.step_ms:
+                row.first_ms.append(record.step_ms[0])
+                if len(record.step_ms) > 1:
+                    row.later_ms.append(statistics.median(record.step_ms[1:]))
+    return [row for row in rows.values() if row.subtests]
