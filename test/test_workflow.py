@@ -8,6 +8,7 @@ The rule checks below are functions over a loaded workflow, each also run on a w
 spoiled on purpose, so that a check that could never fail would show."""
 
 import copy
+import json
 import re
 import shutil
 import subprocess
@@ -125,7 +126,14 @@ def test_the_matrix_runs_make_over_existing_backends_and_suites():
     job = workflow["jobs"]["suite"]
     matrix = job["strategy"]["matrix"]
     assert all((ROOT / "backends" / name / "flows.py").is_file() for name in matrix["backend"])
-    assert all((ROOT / "backends" / "suite" / name).is_dir() for name in matrix["suite"])
+    assert matrix["suite"] == "${{ fromJSON(needs.suites.outputs.names) }}"
+    (listing,) = scripts(workflow["jobs"]["suites"])
+    command = listing.splitlines()[0].split("=", 1)[1].strip("$()")
+    listed = json.loads(subprocess.run(command, shell=True, cwd=ROOT, capture_output=True,
+                                       text=True, check=True).stdout)
+    folders = sorted(p.name for p in (ROOT / "backends" / "suite").iterdir()
+                     if p.is_dir() and (p / "__init__.py").is_file())
+    assert listed == folders and {"operators", "models", "llm", "examples"} <= set(listed)
     assert matrix["shard"] == list(range(1, int(workflow["env"]["SHARDS"]) + 1))
     commands = scripts(job)
     assert any(c.startswith('make "test-$BACKEND" SUITE="$SUITE" SHARD="$SHARD/$SHARDS"')
