@@ -70,15 +70,19 @@ def eager_steps(model: torch.nn.Module, steps: list[tuple]) -> list[list]:
 
 
 def calibrate_steps(prepared: torch.nn.Module, steps: list[tuple]) -> None:
-    """Calibrates a PT2E-prepared module on every step, then puts its buffers back: the
-    buffers' values when it is exported again are the program's initial state."""
-    initial = {name: buffer.clone() for name, buffer in prepared.named_buffers()}
+    """Calibrates a PT2E-prepared module on every step, then puts the model's own buffers
+    (its state: the KV cache) back, since their values when it is exported again are the
+    program's initial state. The observers' buffers keep what they saw."""
+    observers = {name for name, module in prepared.named_modules()
+                 if hasattr(module, "calculate_qparams")}
+    state = {name: buffer.clone() for name, buffer in prepared.named_buffers()
+             if name.rpartition(".")[0] not in observers}
     with torch.no_grad():
         for step in steps:
             prepared(*step)
         for name, buffer in prepared.named_buffers():
-            if name in initial:
-                buffer.copy_(initial[name])
+            if name in state:
+                buffer.copy_(state[name])
 
 
 def execute_steps(runtime: Any, loaded: Any, steps: list[tuple]) -> tuple[list[list], list[float]]:
