@@ -10,7 +10,7 @@ import torch
 from etsuite.backends.harness.contract import Status
 from etsuite.backends.harness.pipeline import run_methods_pipeline, run_steps_pipeline
 from etsuite.backends.portable.flows import PORTABLE
-from etsuite.backends.xnnpack.flows import XNNPACK
+from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR
 
 pytestmark = pytest.mark.slow
 
@@ -83,14 +83,18 @@ class StepFaultRuntime:
         return outputs
 
 
-@pytest.mark.parametrize("flow", [PORTABLE, XNNPACK], ids=lambda f: f.name)
+@pytest.mark.parametrize("flow", [PORTABLE, XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR],
+                         ids=lambda f: f.name)
 def test_healthy_program_passes_every_step(flow):
+    """(The quantizing flow calibrates on every step and then restores the cache, not the
+    observers.)"""
     model, steps = cache_steps()
     outcome = run_steps_pipeline(model, steps, flow)
     assert outcome.status in (Status.PASS, Status.PASS_UNDELEGATED), outcome.error
     assert outcome.steps == STEPS and outcome.failed_step is None
     assert len(outcome.step_errors) == STEPS and len(outcome.step_ms) == STEPS
-    assert max(e for step in outcome.step_errors for e in step) < 1e-5
+    if not flow.quantizes:
+        assert max(e for step in outcome.step_errors for e in step) < 1e-5
     # the cache update (index_copy) stays in portable ops: XNNPACK takes the linear only
     assert outcome.state == "portable"
     assert model.cache.abs().sum() == 0  # the test's module kept its initial state
