@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_forked
 
+from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import error_headline

@@ -10,8 +10,8 @@ import pytest
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import formatting, markdown, reports, signature, tally
 from etsuite.tools import status as st
-from etsuite.tools.budget import Section, assemble, fit, parse_size, size
 from etsuite.tools.baseline_diff import compare
+from etsuite.tools.budget import Section, assemble, fit, parse_size, size
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

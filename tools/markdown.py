@@ -19,13 +19,20 @@ from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st
 from etsuite.tools import tally
-from etsuite.tools.sharded_runs import sharded_runs
+from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
 from etsuite.tools.formatting import (
-    code, fenced, listed, percent, plural, seconds, shorten, table,
+    code,
+    fenced,
+    listed,
+    percent,
+    plural,
+    seconds,
+    shorten,
+    table,
 )
-from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.reports import Merged, TestResult, seed_policy_text
+from etsuite.tools.sharded_runs import sharded_runs
 from etsuite.tools.signature import message_line
 
 DEFAULT_TITLE = "ExecuTorch backend test report"

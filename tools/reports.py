@@ -21,12 +21,19 @@ from dataclasses import dataclass
 
 from etsuite.backends.harness.contract import stream as cs
 from etsuite.backends.harness.contract.facts import (
-    SCHEMA_VERSION, SEED_POLICIES, FlowFacts, RunFacts, SessionFacts,
+    SCHEMA_VERSION,
+    SEED_POLICIES,
+    FlowFacts,
+    RunFacts,
+    SessionFacts,
 )
 from etsuite.backends.harness.contract.nodeids import param_ids
 from etsuite.backends.harness.contract.record import RecordError, SubtestRecord
 from etsuite.backends.harness.contract.report import (
-    REPORT_KEY, REPORT_SUFFIX, facts_of_report, records_of_test,
+    REPORT_KEY,
+    REPORT_SUFFIX,
+    facts_of_report,
+    records_of_test,
 )
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st

@@ -18,10 +18,10 @@ import sys
 
 from etsuite.tools import markdown, page, reports
 from etsuite.tools import status as st
+from etsuite.tools.baseline_diff import compare
 from etsuite.tools.budget import assemble, fit, parse_size
 from etsuite.tools.files import write_atomically
 from etsuite.tools.formatting import plural
-from etsuite.tools.baseline_diff import compare
 from etsuite.tools.sharded_runs import missing_shards
 
 DEFAULT_INPUT = "reports"

@@ -8,14 +8,13 @@ without the backend's SDK. The factories run only inside the pipeline.
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from etsuite.backends.harness.expectations import Expectation, Expectations
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime, Runtime
 from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
-
 
 # Older names of tolerance.FP32 and tolerance.INT8, kept for flows outside this repository
 # (a conftest's pytest_etsuite_flows, an `etsuite.flows` entry point) that import them from

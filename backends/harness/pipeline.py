@@ -21,21 +21,27 @@ from typing import Any, Callable
 
 import torch
 
+from etsuite.backends.harness import speedups
 from etsuite.backends.harness.contract.record import CAUSE_SEPARATOR, ERROR_LIMIT, trim_error
 from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
 from etsuite.backends.harness.delegation import (
-    computing_ops, count_delegation, delegated_precision,
+    computing_ops,
+    count_delegation,
+    delegated_precision,
 )
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flat_inputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
 from etsuite.backends.harness.steps import (
-    as_steps, calibrate_steps, eager_steps, execute_steps, judge_steps, prepare_stateful,
+    as_steps,
+    calibrate_steps,
+    eager_steps,
+    execute_steps,
+    judge_steps,
+    prepare_stateful,
     state_placement,
 )
 from etsuite.backends.harness.tolerance import RuleBook, Tolerance
-from etsuite.backends.harness import speedups
-
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
 # pytest's captured-log sections and the JSON report. Keep it when TORCH_TRACE asks for it.

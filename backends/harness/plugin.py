@@ -19,8 +19,19 @@ from __future__ import annotations
 import argparse
 
 from etsuite.backends.harness import (
-    artifacts, collection, declared, hookspecs, isolation, runner_fixture, session, session_end,
-    shard_plan, speedups, stream, verdicts, workers,
+    artifacts,
+    collection,
+    declared,
+    hookspecs,
+    isolation,
+    runner_fixture,
+    session,
+    session_end,
+    shard_plan,
+    speedups,
+    stream,
+    verdicts,
+    workers,
 )
 
 

@@ -21,7 +21,12 @@ from etsuite.backends.harness.contract.record import SubtestRecord, error_headli
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.contract.stream import (
-    STREAM_SUFFIX, ended_tests, facts_of_header, header_of, records_of_phases, stream_entries,
+    STREAM_SUFFIX,
+    ended_tests,
+    facts_of_header,
+    header_of,
+    records_of_phases,
+    stream_entries,
 )
 
 # A mismatch at every seed but by less than this many times its bound is one input away

@@ -22,7 +22,13 @@ from etsuite.backends.harness.contract.record import SubtestRecord, error_headli
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
-    RUNNER_KEY, case_of, flow_of, record_for_item, records_for, repro_command, suite_of,
+    RUNNER_KEY,
+    case_of,
+    flow_of,
+    record_for_item,
+    records_for,
+    repro_command,
+    suite_of,
 )
 from etsuite.backends.harness.runner import TestContext, new_record
 

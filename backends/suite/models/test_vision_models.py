@@ -5,6 +5,7 @@ ConvNeXt and a U-Net. Each has a static case and a dynamic-batch case."""
 import torch
 from torch import nn
 
+
 def batch_dim():
     """Made when a test runs: torch.export costs 0.7 s to import during collection."""
     return torch.export.Dim("batch", min=1, max=4)
