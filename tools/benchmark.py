@@ -211,7 +211,8 @@ def parallel_bound_line(single: Run, parallel: Run) -> str:
 
 def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
     theirs, mine = reference.verdicts, ours.verdicts
-    differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: reference {theirs[key]}, ours {mine.get(key, 'absent')}"
+    differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: "
+                 f"reference {theirs[key]}, ours {mine.get(key, 'absent')}"
                  for key in sorted(theirs) if theirs[key] != mine.get(key)]
     return len(theirs) - len(differing), differing
 

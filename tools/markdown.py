@@ -99,6 +99,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
     flaky = sum(1 for r in results if tally.is_flaky(r))
     declared = Counter(r.status for r in results if tally.is_non_strict(r))
+    delegated_rate = delegated / (passing + failing) if rate is not None else None
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
         f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
@@ -111,7 +112,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
             f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}; skips, "
             f"xfail, lowered_not_run and unavailable are left out)" if rate is not None else
             " (no test reached a verdict)"),
-        f"- **Correct and delegated:** {percent(delegated / (passing + failing) if rate is not None else None)}"
+        f"- **Correct and delegated:** {percent(delegated_rate)}"
         f" ({delegated} tests: outputs match and a backend took the computation; the portable "
         f"baseline's passes are not counted)",
         f"- **Seeds:** {_seeds(merged.runs)}",

@@ -109,9 +109,9 @@ def delegating_flow(name: str, backend: str, description: str, *, partitioners: 
                     expected_failures: Mapping[str, str] | None = None,
                     enable_hint: str = "", tolerance: Tolerance | None = None) -> Flow:
     """A flow that lowers with a partitioner, with the rule its precision calls for
-    (`tolerance`; by default fp32 when it does not quantize, int8 when it does). `expected_failures` (case pattern
-    -> reason, any failing status) is for flows defined outside this repository; ours
-    keep theirs in expectations.toml."""
+    (`tolerance`; by default fp32 when it does not quantize, int8 when it does).
+    `expected_failures` (case pattern -> reason, any failing status) is for flows defined
+    outside this repository; ours keep theirs in expectations.toml."""
     entries = tuple(
         Expectation(kind="fail", flows=(name,), case=pattern, reason=reason,
                     source=f"{backend} flows.py")
