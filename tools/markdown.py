@@ -190,7 +190,7 @@ def runs_section(merged: Merged) -> Section:
                  "yes" if run.finished else "**no**", seconds(run.duration)] for run in runs]
         if sharded:  # only then: reports of unsharded runs keep their table as it was
             headers.insert(1, "shard")
-            for row, run in zip(rows, runs):
+            for row, run in zip(rows, runs, strict=True):
                 row.insert(1, "{}/{}".format(*run.shard) if run.shard else "–")
         return table(headers, rows)
 
@@ -494,7 +494,7 @@ def quality_section(merged: Merged, order) -> list[Section]:
     if not rows:
         return []
     edges = ("0", *(f"{e:g}" for e in tally.RATIO_BUCKETS))
-    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:])),
+    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:], strict=False)),
                f"> {edges[-1]}"]
 
     borderline = f"borderline passes (≥ {tally.BORDERLINE_RATIO:g})"

@@ -229,7 +229,7 @@ def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+        raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
     if not text.strip():
         raise BadInput(path, "empty file")
     if path.endswith(STREAM_SUFFIX):
@@ -258,7 +258,7 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise BadInput(path, f"not valid JSON (truncated?): {error.msg} at line "
-                             f"{error.lineno} column {error.colno}")
+                             f"{error.lineno} column {error.colno}") from None
     if not isinstance(data, dict) or not {"summary", "exitcode"} <= data.keys():
         raise BadInput(path, "not a pytest-json-report (no 'summary' and 'exitcode' keys)")
     if not isinstance(data.get("tests"), list):
@@ -342,7 +342,7 @@ def _checked_records(path: str, nodeid: str, records) -> list[SubtestRecord]:
         try:
             checked.append(SubtestRecord.from_dict(record))
         except RecordError as error:
-            raise BadInput(path, f"{nodeid}: a subtest record is invalid: {error}")
+            raise BadInput(path, f"{nodeid}: a subtest record is invalid: {error}") from None
     return checked
 
 
@@ -367,7 +367,7 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     try:
         entries = cs.stream_entries(text)
     except ValueError as error:
-        raise BadInput(path, str(error))
+        raise BadInput(path, str(error)) from None
     header = cs.header_of(entries)
     if header is None:
         raise BadInput(path, f"not a results stream (no '{cs.STREAM_HEADER}' first line)")

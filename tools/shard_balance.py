@@ -40,7 +40,7 @@ def balance_table(group: ShardedRun, tests: dict[str, list]) -> str:
         results = [r for run in runs for r in tests[run.path]]
         took = sum(r.duration for r in results)
         wall = sum(run.duration or 0.0 for run in runs)
-        for column, value in zip(columns, (guess, took, wall)):
+        for column, value in zip(columns, (guess, took, wall), strict=True):
             column.append(value)
         rows.append([f"{k}/{group.count}", len(results), seconds(guess), seconds(took),
                      seconds(wall), f"{took / guess:.2f}" if guess else "–"])

@@ -35,7 +35,7 @@ def _size_arg(text: str) -> int:
     try:
         return parse_size(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error))
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

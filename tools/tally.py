@@ -379,7 +379,7 @@ class Quality:
         edges = (0.0, *RATIO_BUCKETS)
         counts = [sum(1 for r in self.ratios if low < r <= high) if low else
                   sum(1 for r in self.ratios if r <= high)
-                  for low, high in zip(edges, edges[1:])]
+                  for low, high in zip(edges, edges[1:], strict=False)]
         return counts + [sum(1 for r in self.ratios if r > RATIO_BUCKETS[-1])]
 
 

@@ -44,7 +44,7 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}") from None
     if not (value > 0 and value != float("inf")):
         raise argparse.ArgumentTypeError(f"wants a positive number of seconds, got {text!r}")
     return value

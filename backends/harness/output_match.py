@@ -114,7 +114,7 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
             False, f"expected {len(expected_leaves)} outputs, runtime returned {len(actual)}", []
         )
     statistics, problems, deciding = [], [], None
-    for index, (ref, got) in enumerate(zip(expected_leaves, actual)):
+    for index, (ref, got) in enumerate(zip(expected_leaves, actual, strict=True)):
         if ref.shape != got.shape:
             statistics.append(OutputStatistics(judged=False))
             problems.append(f"output {index}: shape {tuple(got.shape)} != expected {tuple(ref.shape)}")

@@ -39,7 +39,7 @@ def _shard_arg(text: str) -> tuple[int, int]:
     try:
         return shard_plan.parse_shard(text)
     except shard_plan.ShardError as error:
-        raise argparse.ArgumentTypeError(str(error))
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def pytest_addhooks(pluginmanager):

@@ -237,7 +237,7 @@ def _function_identity(function) -> tuple:
     # A method's `__class__` cell (there for `super()`) is its class, which _class_identity
     # describes by content instead.
     closure = tuple(cell.cell_contents for name, cell in
-                    zip(function.__code__.co_freevars, function.__closure__ or ())
+                    zip(function.__code__.co_freevars, function.__closure__ or (), strict=True)
                     if name != "__class__")
     return (function.__code__, closure, function.__defaults__,
             tuple(sorted((function.__kwdefaults__ or {}).items())))

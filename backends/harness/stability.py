@@ -137,9 +137,10 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
     """One test's records at one seed; None when no subtest reached a verdict here
     (skipped, lowered but not run, unavailable)."""
     statuses = [pipeline_status(r) for r in records]
-    failing = [(r, s) for r, s in zip(records, statuses) if s in FAILING and s is not Status.XPASS]
+    failing = [(r, s) for r, s in zip(records, statuses, strict=True)
+               if s in FAILING and s is not Status.XPASS]
     ratios, sqnrs = [], []
-    for record, status in zip(records, statuses):
+    for record in records:
         for stats in record.outputs:
             if not stats.judged:
                 continue
