@@ -18,6 +18,7 @@ import glob
 import json
 import os
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from etsuite.backends.harness.contract import stream as cs
 from etsuite.backends.harness.contract.facts import (
@@ -83,7 +84,8 @@ class Run:
 
     def flow(self, name: str | None) -> FlowFacts:
         """What the run's facts say of a flow (all None when they do not know it)."""
-        return self.flows().get(name) or FlowFacts()
+        known = self.flows().get(name) if name is not None else None
+        return known or FlowFacts()
 
     @property
     def identity(self) -> RunFacts:
@@ -124,13 +126,9 @@ class TestResult:
     longrepr: str | None
     duration: float
     run: Run
-    # Set only when the reader knows better than the outcome (a test a killed session
-    # was running); otherwise derived from the outcome and the records.
-    status: Status | None = None
-
-    def __post_init__(self):
-        if self.status is None:
-            self.status = st.classify(self.outcome, self.records, self.longrepr)
+    # Given by the reader when it knows better than the outcome (a test a killed
+    # session was running); otherwise derived from the outcome and the records.
+    status: Status
 
     @property
     def seed(self):
@@ -281,7 +279,7 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
     return run, results
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -351,6 +349,8 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
     flow = next((r.flow for r in records if r.flow), None) or \
         _flow_from_nodeid(nodeid, run.flows())
     backend = next((r.backend for r in records if r.backend), None) or run.flow(flow).backend
+    if status is None:
+        status = st.classify(outcome, records, longrepr)
     return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
                       records=records, longrepr=longrepr, duration=duration, run=run,
                       status=status)

@@ -121,7 +121,7 @@ def write_markdown(args, merged: reports.Merged, changes) -> str:
                               markdown.Options(args.title, args.slowest, link_from))
     full_path = full_path_for(args.output) if args.output else None
     text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
-    if args.output:
+    if full_path is not None:  # there is an --output
         write_atomically(args.output, text)
         if cut:
             write_atomically(full_path, assemble(sections))

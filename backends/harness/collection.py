@@ -16,6 +16,7 @@ from etsuite.backends.harness import declared, isolation, shard_plan, workers
 from etsuite.backends.harness.contract.durations import DURATIONS_FILE
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of
 from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir
 
@@ -66,7 +67,8 @@ class Collection:
         except isolation.SettingError as error:
             workers.usage_error_at_collection(config, items, str(error))
             return
-        keep, drop = [], []
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
         for item in items:
             outside = self._outside_selection(item) or self._not_checked(config, item)
             (drop if outside else keep).append(item)
@@ -106,7 +108,8 @@ class Collection:
     def pytest_collection_finish(self, session):
         """The flows the collected tests use, after every deselection (-k, node ids, shards):
         the warm-up lowers with these only, not with every selected flow."""
-        used, tests = {}, 0
+        used: dict[str, Flow] = {}
+        tests = 0
         for item in session.items:
             flow = flow_of(item, self.state)
             if flow is not None:

@@ -342,7 +342,7 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
             return ()  # fails for another reason (nan/inf elements, a shape): not a bound
     if max(ratios) > 1 / HEADROOM:
         rule.append((BOUND_SCALE, _round_up(max(ratios) * HEADROOM)))
-    if sqnr_short:
+    if sqnr_short and sqnr_floor is not None:  # (sqnr_short implies a floor)
         floor = math.floor(min(sqnrs) - SQNR_HEADROOM_DB)
         if floor <= 0 or sqnr_floor - floor > MAX_SQNR_DROP_DB:
             return ()

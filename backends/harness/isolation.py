@@ -220,7 +220,8 @@ def _report_from_json(config, data: dict):
 
 def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool]:
     """Read the child's newline-delimited JSON events until EOF or the deadline."""
-    buffer, events = b"", []
+    buffer = b""
+    events: list[dict] = []
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:

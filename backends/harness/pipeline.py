@@ -80,11 +80,13 @@ def _error_text(error: BaseException) -> str:
     """The error and the errors it was raised from (`raise ... from`): pass managers wrap
     the real failure in "An error occurred when running the X pass", which names no
     cause. The root cause comes last, where trimming keeps it."""
-    parts, seen = [], set()
-    while error is not None and id(error) not in seen and len(parts) < 4:
-        seen.add(id(error))
-        parts.append("".join(traceback.format_exception_only(type(error), error)).strip())
-        error = error.__cause__
+    parts: list[str] = []
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen and len(parts) < 4:
+        seen.add(id(cause))
+        parts.append("".join(traceback.format_exception_only(type(cause), cause)).strip())
+        cause = cause.__cause__
     # Each wrapper keeps a short head (a pass manager's lists every pass run before);
     # the root cause gets the rest of the record's budget.
     wrappers = [trim_error(part, WRAPPER_LIMIT) for part in parts[:-1]]
@@ -104,6 +106,7 @@ def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None,
 
     # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
     # passes do not expect.
+    assert flow.quantizer is not None  # the pipeline quantizes only flows that quantize
     quantizer = flow.quantizer()
     speedups.after_backend_imports()  # the quantizer's own modules are imported by now
     prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
@@ -201,7 +204,8 @@ def lower(exported, flow: Flow):
     one place both the pipeline and the warm-up lower, so they lower alike."""
     from executorch.exir import to_edge_transform_and_lower
 
-    partitioners = flow.partitioners() if flow.delegates else None
+    # (flow.delegates, spelled out so that the type checker sees partitioners is set)
+    partitioners = flow.partitioners() if flow.partitioners is not None else None
     speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
     return to_edge_transform_and_lower(exported, partitioner=partitioners,
@@ -273,6 +277,7 @@ class OneCall:
         return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected))
 
     def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+        assert found.replay is not None  # replay() ran just before, and gives one
         return runtime.execute(loaded, found.replay.inputs)
 
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):

@@ -56,7 +56,7 @@ class SessionEnd:
 def unavailable_requests(config, state) -> list[str]:
     """One line per backend (every flow unavailable) or flow asked for by name that
     cannot run here, with the reason and how to enable it."""
-    lines = []
+    lines: list[str] = []
     for backend in config.option.backend:
         flows = [f for f in state.selected if f.backend == backend]
         if flows and all(state.unavailable.get(f.name) for f in flows):

@@ -113,7 +113,7 @@ class CaseSweep:
         sqnrs = [o.least_sqnr for o in self.outcomes if o.least_sqnr is not None]
         if sqnrs:
             parts.append(f"SQNR {_range(sqnrs, ' dB', '.1f')}")
-        counts = {}
+        counts: dict[str, int] = {}
         for o in self.outcomes:
             counts[str(o.status or "pass")] = counts.get(str(o.status or "pass"), 0) + 1
         verdicts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
@@ -195,6 +195,7 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
             if not records:
                 continue
             flow = records[0].flow
+            assert flow  # records without a flow were left out above
             outcome = outcome_of(records, seed if seed is not None else records[0].seed)
             if outcome is None:
                 continue

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -245,7 +246,7 @@ class ResultsStream:
         self.file = None
         report_written = self.json_path and os.path.exists(self.json_path) and \
             os.path.getmtime(self.json_path) >= self.started - 1
-        if report_written and self.path != self.json_path:
+        if report_written and self.path is not None and self.path != self.json_path:
             os.remove(self.path)
 
 
@@ -253,7 +254,7 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
     """The carried-over tests in pytest-json-report's form (they were deselected here)."""
     summary = json_report.setdefault("summary", {})
     for nodeid, phases in resumed.tests.items():
-        test = {"nodeid": nodeid, "outcome": cs.outcome_of_phases(phases)}
+        test: dict[str, Any] = {"nodeid": nodeid, "outcome": cs.outcome_of_phases(phases)}
         for when, phase in phases.items():
             test[when] = {"outcome": phase.get("outcome"), "duration": phase.get("duration")}
             if phase.get("longrepr"):
