@@ -35,7 +35,7 @@ class Collection:
     def __init__(self, state):
         self.state = state
 
-    def pytest_generate_tests(self, metafunc):
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "test_runner" not in metafunc.fixturenames:
             return
         metafunc.parametrize(
@@ -52,14 +52,15 @@ class Collection:
         )
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_itemcollected(self, item):
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
         """Tests under backends/<name>/test/ are that backend's: mark them for it."""
         backend = backend_of_test_folder(item.path)
         if backend is not None:
             item.add_marker(getattr(pytest.mark, f"backend_{backend}"))
 
     @pytest.hookimpl(trylast=True)  # after conftests add their own marks
-    def pytest_collection_modifyitems(self, session, config, items):
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
         state = self.state
         try:
             for item in items:
@@ -105,7 +106,7 @@ class Collection:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The flows the collected tests use, after every deselection (-k, node ids, shards):
         the warm-up lowers with these only, not with every selected flow."""
         used: dict[str, Flow] = {}

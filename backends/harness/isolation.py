@@ -142,7 +142,7 @@ class IsolationPlugin:
         return next((s for prefix, s in self.time_limits if path.startswith(prefix)), 300.0)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
         if not self.warmed_up and "test_runner" in getattr(item, "fixturenames", ()):
             self.warmed_up = True
             self.warm_up()

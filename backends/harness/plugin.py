@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from etsuite.backends.harness import (
     artifacts,
     collection,
@@ -42,11 +44,11 @@ def _shard_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def pytest_addhooks(pluginmanager):
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("etsuite", "ExecuTorch backend test suite")
     group.addoption("--backend", action="append", default=[], metavar="NAME",
                     help="run only this backend's flows (repeatable)")
@@ -70,7 +72,7 @@ def pytest_addoption(parser):
     artifacts.addoption(group)
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     """Settings first (a bad one is a usage error, exit 4), then the speed-ups in any
     process that runs tests (no import patches torch: see `speedups.apply`), then one
     plugin object per concern, each handed the same session state."""

@@ -206,7 +206,7 @@ class SessionHeader:
     def __init__(self, state: SessionState):
         self.state = state
 
-    def pytest_report_header(self, config):
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
         state = self.state
         names = ", ".join(f.name for f in state.selected) or "none"
         lines = [f"etsuite: seed {state.seed} ({state.seed_policy}: "
