@@ -6,7 +6,7 @@ nothing of the project so that it needs no torch. So this lays out `etsuite/` as
 to the folders, points MYPYPATH at it, and rewrites the paths mypy prints back to the
 repository's own (`backends/harness/pipeline.py:12: error: ...`).
 
-    python tools/typecheck.py [--layout DIR] [--root DIR] [mypy options]
+    python tools/typecheck.py [--root DIR] [mypy options]
 
 Run by the tox env `lint` (`make lint`); exits with mypy's status."""
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -23,39 +24,35 @@ FOLDERS = ("backends", "tools")  # setup.py: <folder> is installed as etsuite.<f
 PACKAGES = ("etsuite.backends.harness", "etsuite.tools")
 
 
-def lay_out(root: Path, layout: Path) -> Path:
-    """`layout/etsuite/<folder>` -> `root/<folder>`; returns `layout/etsuite`."""
+def lay_out(root: Path, layout: Path) -> None:
+    """`layout/etsuite/<folder>` -> `root/<folder>`."""
     package = layout / "etsuite"
-    package.mkdir(parents=True, exist_ok=True)
+    package.mkdir()
     for folder in FOLDERS:
-        link = package / folder
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(root / folder, target_is_directory=True)
-    return package
+        (package / folder).symlink_to(root / folder, target_is_directory=True)
 
 
-def repository_paths(text: str, package: Path, root: Path) -> str:
-    """mypy names files through the symlinks, absolute or relative to the working
-    folder: name them from the repository root (relative to the working folder)."""
+def repository_paths(text: str, root: Path) -> str:
+    """mypy names a file by where it found it: in the layout, or in an earlier run's
+    layout when it repeats a finding from its cache. Name it from the repository root
+    instead (relative to the working folder, as mypy does)."""
     where = os.path.relpath(root)
-    prefix = "" if where == "." else where + os.sep
-    for seen in {str(package.resolve()), str(package.absolute()), os.path.relpath(package)}:
-        text = text.replace(seen + os.sep, prefix)
-    return text
+    prefix = "" if where == "." else where + "/"
+    folders = "|".join(FOLDERS)
+    return re.sub(rf"^(?:[^\s:]*/)?etsuite/({folders})/", rf"{prefix}\1/", text, flags=re.M)
 
 
 def run(root: Path, layout: Path, options: list[str]) -> int:
     from mypy import api  # only the lint env has mypy
 
-    package = lay_out(root, layout)
+    lay_out(root, layout)
     os.environ["MYPYPATH"] = str(layout)
     arguments = ["--config-file", str(root / "pyproject.toml"), *options]
     for name in PACKAGES:
         arguments += ["-p", name]
     stdout, stderr, status = api.run(arguments)
-    sys.stdout.write(repository_paths(stdout, package, root))
-    sys.stderr.write(repository_paths(stderr, package, root))
+    sys.stdout.write(repository_paths(stdout, root))
+    sys.stderr.write(repository_paths(stderr, root))
     return status
 
 
@@ -63,15 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the repository to check (default: this file's)")
-    parser.add_argument("--layout", type=Path,
-                        help="where to lay out etsuite/ (default: a temporary folder); a "
-                             "folder kept between runs keeps mypy's cache valid")
     options, rest = parser.parse_known_args(argv)
-    root = options.root.resolve()
-    if options.layout is not None:
-        return run(root, options.layout, rest)
+    # mypy's cache stays valid across layouts: it knows the modules by name and content.
     with tempfile.TemporaryDirectory(prefix="etsuite-mypy-") as scratch:
-        return run(root, Path(scratch), rest)
+        return run(options.root.resolve(), Path(scratch), rest)
 
 
 if __name__ == "__main__":
