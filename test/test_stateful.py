@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.pipeline import run_steps_pipeline
+from etsuite.backends.harness.pipeline import run_methods_pipeline, run_steps_pipeline
 from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK
 
@@ -200,3 +200,93 @@ def test_executorch_llama_decodes_through_xnnpack():
     assert outcome.delegated_nodes > 0
     # the cache update runs outside the delegate (XNNPACK takes no mutable buffer)
     assert outcome.state == "portable"
+
+
+class SharedCache(torch.nn.Module):
+    """The state two methods share: a projection and a cache of 8 positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(8, 4))
+
+
+class Prefill(torch.nn.Module):
+    """Writes a prompt of 3 positions into the shared cache."""
+
+    def __init__(self, core):
+        super().__init__()
+        self.core = core
+
+    def forward(self, x):
+        self.core.cache[0:3].copy_(self.core.proj(x))
+        return self.core.cache.sum(dim=0, keepdim=True)
+
+
+class Decode(torch.nn.Module):
+    """Writes one position and reads them all (the prompt's included)."""
+
+    def __init__(self, core):
+        super().__init__()
+        self.core = core
+
+    def forward(self, x, position):
+        self.core.cache.index_copy_(0, position, self.core.proj(x))
+        return self.core.cache.sum(dim=0, keepdim=True) * torch.tanh(x)
+
+
+def prefill_decode():
+    torch.manual_seed(11)
+    core = SharedCache()
+    methods = {"prefill": (Prefill(core), (torch.randn(3, 4),)),
+               "decode": (Decode(core), (torch.randn(1, 4), torch.tensor([3])))}
+    calls = [("prefill", (torch.randn(3, 4),))] + [
+        ("decode", (torch.randn(1, 4), torch.tensor([3 + k]))) for k in range(4)]
+    return methods, calls
+
+
+@pytest.mark.parametrize("flow", [PORTABLE, XNNPACK], ids=lambda f: f.name)
+def test_prefill_and_decode_methods_share_one_cache(flow):
+    methods, calls = prefill_decode()
+    outcome = run_methods_pipeline(methods, calls, flow)
+    assert outcome.status in (Status.PASS, Status.PASS_UNDELEGATED), outcome.error
+    assert outcome.step_methods == ["prefill"] + ["decode"] * 4
+    assert outcome.steps == 5 and outcome.failed_step is None
+    if flow is XNNPACK:
+        assert outcome.delegated_nodes > 0 and outcome.status is Status.PASS
+
+
+@dataclasses.dataclass(frozen=True)
+class SeparateProgramsRuntime:
+    """Loads each method from a program of its own: what a runtime that does not share
+    the program's mutable state between methods does."""
+
+    inner: object
+    name: str = "separate_programs"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load_methods(self, program, names):
+        return {name: self.inner.load_methods(program, [name])[name] for name in names}
+
+    def execute(self, loaded, inputs):
+        return self.inner.execute(loaded, inputs)
+
+
+def test_methods_that_do_not_share_the_cache_diverge_at_the_first_decode():
+    """When decode does not see the cache prefill wrote, the prompt is lost and the first
+    decode call is where it shows."""
+    methods, calls = prefill_decode()
+    flow = dataclasses.replace(PORTABLE, runtime=SeparateProgramsRuntime(PORTABLE.runtime))
+    outcome = run_methods_pipeline(methods, calls, flow)
+    assert outcome.status is Status.FAIL_MISMATCH
+    assert outcome.failed_step == 1 and outcome.error.startswith("diverges at step 1 of 5:")
+
+
+def test_a_runtime_of_one_method_does_not_run_a_multi_method_program():
+    methods, calls = prefill_decode()
+    flow = dataclasses.replace(PORTABLE, runtime=StepFaultRuntime(PORTABLE.runtime, "none"))
+    outcome = run_methods_pipeline(methods, calls, flow)
+    assert outcome.status is Status.LOWERED_NOT_RUN
+    assert outcome.error == "runtime step_fault runs programs of one method only"

@@ -12,6 +12,7 @@ Importing this module leaves torch as it is: whoever runs the pipeline applies
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -35,7 +36,10 @@ from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
 from etsuite.backends.harness.steps import (
     as_steps,
     calibrate_steps,
+    combined_placement,
+    eager_method_calls,
     eager_steps,
+    execute_method_calls,
     execute_steps,
     judge_steps,
     prepare_stateful,
@@ -175,6 +179,31 @@ def run_steps_pipeline(
     return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage)
 
 
+def run_methods_pipeline(
+    methods: dict,
+    calls: list,
+    flow: Flow,
+    *,
+    tolerance: RuleBook | None = None,
+    on_stage: Callable[[str], None] = lambda stage: None,
+) -> PipelineOutcome:
+    """A program of several methods (see `MethodCalls`): `methods` maps each name to
+    (module, example inputs[, dynamic shapes]); `calls` is the sequence of (name, inputs)
+    a deployment makes. Judged call by call, as a stateful subtest."""
+    if not methods or not calls:
+        raise ValueError("a multi-method test needs at least one method and one call")
+    unknown = sorted({name for name, _ in calls} - set(methods))
+    if unknown:
+        raise ValueError(f"calls name methods the program does not have: {unknown}")
+    modules, examples = {}, {}
+    for name, (module, example, *shapes) in methods.items():
+        modules[name] = prepare_stateful(module)
+        examples[name] = (tuple(example), shapes[0] if shapes else None)
+    steps = as_steps([step for _, step in calls])
+    plan = MethodCalls(steps, methods=examples, order=[name for name, _ in calls])
+    return _run(modules, (), plan, flow, None, tolerance, on_stage)
+
+
 def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage
          ) -> PipelineOutcome:
     outcome = PipelineOutcome()
@@ -182,15 +211,10 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
     try:
         with torch.no_grad():
             expected = timer.run("eager", lambda: calls.reference(model))
-        with calls.export_mode():
-            exported = timer.run(
-                "export",
-                lambda: torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes))
+        exported = timer.run("export", lambda: calls.export(model, inputs, dynamic_shapes))
         if flow.quantizes:
             exported = timer.run(
-                "quantize",
-                lambda: quantize(exported, inputs, flow, dynamic_shapes, model.forward,
-                                 calibrate=calls.calibrate))
+                "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
         _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome)
     except StageError as failure:
         outcome.stage = failure.stage
@@ -217,21 +241,30 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
-    delegated, undelegated = count_delegation(edge.exported_program())
+    programs = calls.programs_of(edge)
+    delegated: dict[str, int] = {}
+    undelegated: dict[str, int] = {}
+    for exported_program in programs:
+        inside, outside = count_delegation(exported_program)
+        for histogram, counts in ((delegated, inside), (undelegated, outside)):
+            for op, count in counts.items():
+                histogram[op] = histogram.get(op, 0) + count
     found.delegated_ops, found.undelegated_ops = delegated, undelegated
     found.delegated_nodes = sum(delegated.values())
     found.undelegated_nodes = sum(undelegated.values())
     if flow.quantizes:
-        found.delegated_precision = delegated_precision(edge.exported_program())
-    calls.describe_program(edge.exported_program(), found)
-    executorch_program = timer.run("serialize", edge.to_executorch)
+        precisions = {delegated_precision(p) for p in programs} - {None}
+        found.delegated_precision = precisions.pop() if len(precisions) == 1 \
+            else "mixed" if precisions else None
+    calls.describe_program(programs, found)
+    executorch_program = timer.run("serialize", lambda: calls.serialize(edge))
     found.pte_size = len(executorch_program.buffer)
     program = LoweredProgram(
         pte=executorch_program.buffer, edge_program=edge,
         delegated_nodes=found.delegated_nodes, undelegated_nodes=found.undelegated_nodes)
 
     runtime = flow.runtime
-    missing = runtime.missing(program)
+    missing = runtime.missing(program) or calls.missing(runtime)
     if missing:
         found.status, found.error = Status.LOWERED_NOT_RUN, missing
         return
@@ -239,7 +272,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     found.runtime = runtime.name
     rules = tolerance or flow.tolerance
     found.replay = calls.replay(program, runtime, rules, expected)
-    loaded = timer.run("load", lambda: runtime.load(program))
+    loaded = timer.run("load", lambda: calls.load(runtime, program))
     actual = timer.run("run", lambda: calls.execute(runtime, loaded, found))
     if found.replay is not None:
         found.replay.actual = actual
@@ -256,8 +289,40 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.status = Status.PASS
 
 
+class _SingleMethod:
+    """What a program of one method (`forward`) does at export, quantize, serialize and
+    load; `MethodCalls` replaces these for a program of several methods."""
+
+    def export_mode(self):
+        return contextlib.nullcontext()
+
+    # Runs a PT2E-prepared module on calibration data; None: quantize calibrates on the
+    # export inputs.
+    calibrate: Callable[[torch.nn.Module], None] | None = None
+
+    def export(self, model, inputs: tuple, dynamic_shapes):
+        with self.export_mode():
+            return torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
+
+    def quantize(self, exported, model, inputs: tuple, flow: Flow, dynamic_shapes):
+        return quantize(exported, inputs, flow, dynamic_shapes, model.forward,
+                        calibrate=self.calibrate)
+
+    def programs_of(self, edge) -> list:
+        return [edge.exported_program()]
+
+    def serialize(self, edge):
+        return edge.to_executorch()
+
+    def missing(self, runtime) -> str | None:
+        return None
+
+    def load(self, runtime, program):
+        return runtime.load(program)
+
+
 @dataclass
-class OneCall:
+class OneCall(_SingleMethod):
     """A stateless subtest: the program is called once, on `inputs`."""
 
     inputs: tuple
@@ -265,12 +330,7 @@ class OneCall:
     def reference(self, model):
         return model(*self.inputs)
 
-    def export_mode(self):
-        return contextlib.nullcontext()
-
-    calibrate = None  # quantize calibrates on the export inputs
-
-    def describe_program(self, exported_program, found: "PipelineOutcome") -> None:
+    def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
         pass
 
     def replay(self, program, runtime, rules, expected) -> "Replay":
@@ -285,7 +345,7 @@ class OneCall:
 
 
 @dataclass
-class StepCalls:
+class StepCalls(_SingleMethod):
     """A stateful subtest: the program is called once per step on one loaded method
     (steps.py); the record gets the step series. No replay yet: a rerun or artifacts of
     a step sequence are not written."""
@@ -301,9 +361,9 @@ class StepCalls:
     def calibrate(self, prepared) -> None:
         calibrate_steps(prepared, self.steps)
 
-    def describe_program(self, exported_program, found: "PipelineOutcome") -> None:
+    def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
         found.steps = len(self.steps)
-        found.state = state_placement(exported_program)
+        found.state = combined_placement([state_placement(p) for p in programs])
 
     def replay(self, program, runtime, rules, expected) -> None:
         return None
@@ -316,6 +376,63 @@ class StepCalls:
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         return judged.as_comparison()
+
+
+@dataclass
+class MethodCalls(StepCalls):
+    """A program of several methods lowered together (`prefill` and `decode`, `encode`
+    and `decode`), each step a call of one of them on the one loaded program, in the
+    order a deployment calls them. The methods share their mutable buffers (lowered with
+    ExecuTorch's share_mutable_buffers: one KV cache for prefill and decode)."""
+
+    methods: dict = field(default_factory=dict)   # name -> (example inputs, dynamic shapes)
+    order: list = field(default_factory=list)     # the method of each step
+
+    def reference(self, modules: dict):
+        return eager_method_calls(modules, list(zip(self.order, self.steps, strict=True)))
+
+    def export(self, modules: dict, inputs, dynamic_shapes):
+        with torch.no_grad():
+            return {name: torch.export.export(modules[name], example, dynamic_shapes=shapes)
+                    for name, (example, shapes) in self.methods.items()}
+
+    def quantize(self, exported: dict, modules: dict, inputs, flow: Flow, dynamic_shapes):
+        """Each method on its own, calibrated on its own calls."""
+        quantized = {}
+        for name, (example, shapes) in self.methods.items():
+            own = [step for method, step in zip(self.order, self.steps, strict=True)
+                   if method == name]
+            quantized[name] = quantize(exported[name], example, flow, shapes,
+                                       modules[name].forward,
+                                       calibrate=functools.partial(calibrate_steps, steps=own))
+        return quantized
+
+    def programs_of(self, edge) -> list:
+        return [edge.exported_program(name) for name in self.methods]
+
+    def serialize(self, edge):
+        from executorch.exir import ExecutorchBackendConfig
+        from executorch.exir.passes import MemoryPlanningPass
+
+        return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=MemoryPlanningPass(
+            alloc_mutable_buffers=True, share_mutable_buffers=True)))
+
+    def missing(self, runtime) -> str | None:
+        if getattr(runtime, "load_methods", None) is None:
+            return f"runtime {runtime.name} runs programs of one method only"
+        return None
+
+    def load(self, runtime, program):
+        return runtime.load_methods(program, list(self.methods))
+
+    def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
+        super().describe_program(programs, found)
+        found.step_methods = list(self.order)
+
+    def execute(self, runtime, loaded: dict, found: "PipelineOutcome") -> list:
+        outputs, found.step_ms = execute_method_calls(runtime, loaded,
+                                                      list(zip(self.order, self.steps, strict=True)))
+        return outputs
 
 
 @dataclass
@@ -379,6 +496,7 @@ class PipelineOutcome:
     failed_step: int | None = None
     state: str | None = None
     step_ms: list | None = None
+    step_methods: list | None = None
     replay: Replay | None = None
 
     def record_fields(self) -> dict[str, Any]:

@@ -158,6 +158,24 @@ class TestRunner:
         )
         return self._record(subtest, outcome.record_fields())
 
+    def lower_and_run_methods(self, methods: dict, calls: list, *, atol: float | None = None,
+                              rtol: float | None = None) -> SubtestRecord:
+        """Run a program of several methods lowered together: `methods` maps each method
+        name to (module, example inputs[, dynamic shapes]); `calls` lists (method name,
+        inputs) in the order a deployment calls them (e.g. a `prefill`, then `decode`
+        calls). The methods share their mutable buffers (one KV cache), as modules that
+        share buffers do in eager. Every call is judged, as in
+        `lower_and_run_steps`; the record names each step's method (`step_methods`)."""
+        from etsuite.backends.harness.pipeline import run_methods_pipeline
+
+        subtest = len(self.records)
+        outcome = run_methods_pipeline(
+            methods, calls, self.flow, tolerance=self.rules(atol, rtol),
+            on_stage=lambda stage: self._on_progress(
+                {"event": "stage", "subtest": subtest, "stage": stage}),
+        )
+        return self._record(subtest, outcome.record_fields())
+
     def skip_unsupported(self, reason: str) -> None:
         """End the test as `skip_unsupported` with `reason`, recorded like a flow's own
         [[skip]] entry: for a case the test itself cannot build or run here (an example

@@ -72,5 +72,13 @@ class ExecuTorchRuntime:
 
         return Runtime.get().load_program(program.pte).load_method("forward")
 
+    def load_methods(self, program: LoweredProgram, names: list[str]) -> dict:
+        """Several methods of one loaded program (what a multi-method test executes):
+        from one `Program`, so methods exported to share mutable buffers share them."""
+        from executorch.runtime import Runtime
+
+        loaded = Runtime.get().load_program(program.pte)
+        return {name: loaded.load_method(name) for name in names}
+
     def execute(self, loaded, inputs: list) -> list:
         return list(loaded.execute(inputs))

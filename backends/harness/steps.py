@@ -115,6 +115,32 @@ def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
     return StepsJudged(errors, failed, comparisons[deciding], deciding)
 
 
+def eager_method_calls(modules: dict, calls: list[tuple[str, tuple]]) -> list[list]:
+    """The reference of a program of several methods: one copy of all the modules taken
+    together (so the state they share stays shared) runs the calls in order."""
+    reference = copy.deepcopy(modules)
+    with torch.no_grad():
+        return [flatten_tensors(reference[name](*step)) for name, step in calls]
+
+
+def execute_method_calls(runtime: Any, loaded: dict, calls: list[tuple[str, tuple]]
+                         ) -> tuple[list[list], list[float]]:
+    """`execute_steps` for a program of several methods: each call on its own method of
+    the one loaded program."""
+    outputs, milliseconds = [], []
+    for name, step in calls:
+        start = time.perf_counter()
+        outputs.append(list(runtime.execute(loaded[name], flat_inputs(step))))
+        milliseconds.append(round((time.perf_counter() - start) * 1000, 3))
+    return outputs, milliseconds
+
+
+def combined_placement(placements: list) -> str | None:
+    """The state's placement over several methods' programs (see `state_placement`)."""
+    known = set(placements) - {None}
+    return known.pop() if len(known) == 1 else "mixed" if known else None
+
+
 def median_later_step_ms(step_ms: list[float]) -> float | None:
     """The time per step after the first (per token for decode steps): the first call of
     an LLM program is its prefill."""

@@ -147,6 +147,8 @@ class SubtestRecord:
     failed_step: int | None = None
     step_ms: list | None = None
     state: str | None = None
+    # A program of several methods (`lower_and_run_methods`): the method each step called.
+    step_methods: list | None = None
     # A fail_mismatch or fail_run is run again in the same process, once on the same
     # inputs and once on other inputs. None when it was not rerun.
     rerun: RerunResult | None = None
