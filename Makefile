@@ -1,5 +1,6 @@
 # Front door. Bootstraps a tool venv with tox (.tools/), then calls tox.
-#   make test            the project's own tests
+#   make test            the linters (make lint), then the project's own tests
+#   make lint            ruff over the tree, mypy over backends/harness and tools
 #   make test-xnnpack    every XNNPACK flow over the suites -> reports/xnnpack.json + .md
 #   make summary         merge reports/ (or REPORTS="a.json dir/") -> reports/summary.md
 #   make page            the same reports as one HTML page -> reports/index.html
@@ -25,12 +26,14 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help test check-chromium test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
 
 help: ## list the targets
-	@echo "make test                 run the project's own tests (tox -e test); needs Chromium on PATH"
-	@echo "                          (apt-get install -y chromium) unless ARGS leaves out the browser tests"
-	@echo "                          (test/test_page_browser.py) or CHROMIUM_CHECK=no"
+	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
+	@echo "                          only the tests (LINT_FIRST=yes or LINT_FIRST=no decides instead);"
+	@echo "                          needs Chromium on PATH (apt-get install -y chromium) unless ARGS leaves"
+	@echo "                          out the browser tests (test/test_page_browser.py) or CHROMIUM_CHECK=no"
+	@echo "make lint                 ruff over the tree, mypy over backends/harness and tools (tox -e lint)"
 	@for b in $(BACKENDS); do printf '%-26srun the %s flows; writes reports/%s.json and .md\n' "make test-$$b" "$$b" "$$b"; done
 	@echo "make test-all             every backend above (unavailable ones reported as such), then make summary"
 	@echo "make summary              merge \$$REPORTS (default reports/) into reports/summary.md"
@@ -69,7 +72,15 @@ find_chromium = $(shell for name in $${ETSUITE_CHROMIUM:-$(CHROMIUM_NAMES)}; do 
 NO_CHROMIUM := make test needs Chromium for the page's browser tests (test/test_page_browser.py): \
   apt-get install -y chromium (or name it in ETSUITE_CHROMIUM; CHROMIUM_CHECK=no skips this check)
 
-test: check-chromium $(TOX)
+# The whole run (what CI runs) is linted first: a finding stops it in seconds, not after
+# the tests. A focused run (ARGS=...) is not, so that work in progress can be tested;
+# LINT_FIRST=yes or LINT_FIRST=no decides instead.
+LINT_FIRST ?= $(if $(ARGS),no,yes)
+
+lint: $(TOX)
+	$(TOX) -e lint
+
+test: check-chromium $(TOX) $(if $(filter yes,$(LINT_FIRST)),lint)
 	$(TOX) -e test -- $(or $(ARGS),test)
 
 # $(error) stops make with the one line (make's own "Error 2" line would be a second one).

@@ -13,12 +13,21 @@ import pytest
 
 import etsuite.backends.harness.contract as contract
 from etsuite.backends.harness.contract import (
-    durations, facts, nodeids, record, report, statuses, stream,
+    durations,
+    facts,
+    nodeids,
+    record,
+    report,
+    statuses,
+    stream,
 )
 from etsuite.backends.harness.contract.facts import FactsError, FlowFacts, RunFacts, SessionFacts
 from etsuite.backends.harness.contract.record import RecordError, SubtestRecord
 from etsuite.backends.harness.contract.report import (
-    facts_of_report, put_facts, put_records, records_of_test,
+    facts_of_report,
+    put_facts,
+    put_records,
+    records_of_test,
 )
 
 DATA = Path(__file__).resolve().parent / "data" / "reports"

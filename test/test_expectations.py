@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_forked
 
+from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import error_headline
@@ -125,15 +125,18 @@ def test_load_keeps_order_and_line_numbers(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("[[fail]]\nflows = ['x']\ncase = 'a'\nstatus = 'fail_sometimes'\nreason = 'r'\n", "unknown status 'fail_sometimes'"),
+    ("[[fail]]\nflows = ['x']\ncase = 'a'\nstatus = 'fail_sometimes'\nreason = 'r'\n",
+     "unknown status 'fail_sometimes'"),
     ("[[fail]]\nflows = ['x']\ncase = 'a'\nstatus = 'pass'\nreason = 'r'\n", "not a failure"),
     ("[[skip]]\nflows = ['x']\ncase = 'a'\n", "needs a non-empty 'reason'"),
     ("[[skip]]\nflows = 'x'\ncase = 'a'\nreason = 'r'\n", "needs a non-empty 'flows'"),
     ("[[xfail]]\nflows = ['x']\n", "unknown section(s) ['xfail']"),
     ("[[skip]\n", "not valid TOML"),
-    ("\n\n[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\ncolour = 'red'\n", "x.toml:3: unknown key(s) ['colour']"),
+    ("\n\n[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\ncolour = 'red'\n",
+     "x.toml:3: unknown key(s) ['colour']"),
     ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\n", "sets no rule field"),
-    ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 'many'\n", "'steps' must be a non-negative number"),
+    ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 'many'\n",
+     "'steps' must be a non-negative number"),
     ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nmin_sqnr_db = 9\n", "needs a non-empty 'reason'"),
     ("[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 3\n", "unknown key(s) ['steps']"),
 ])

@@ -17,7 +17,7 @@ MAKE = shutil.which("make")
 NEEDS = ("make test needs Chromium for the page's browser tests (test/test_page_browser.py): "
          "apt-get install -y chromium")
 # Settings an outer make or the caller's shell could hand down to the make under test.
-INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "ARGS", "CHROMIUM_CHECK", "ETSUITE_CHROMIUM")
+INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "ARGS", "CHROMIUM_CHECK", "ETSUITE_CHROMIUM", "LINT_FIRST")
 
 pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
 

@@ -51,7 +51,7 @@ def test_results_and_records_round_trip_through_the_page():
     merged = load(DATA)
     data = page.page_data(merged)
     assert len(data["results"]) == len(merged.results)
-    for result, row in zip(merged.results, data["results"]):
+    for result, row in zip(merged.results, data["results"], strict=True):
         case, flow, status, nodeid = row[:4]
         assert nodeid == result.nodeid
         assert data["statuses"][status]["name"] == result.status.value
@@ -59,7 +59,7 @@ def test_results_and_records_round_trip_through_the_page():
         assert (flow_info["backend"], flow_info["flow"]) == tally.flow_key(result)
         assert data["cases"][case] == tally.display_case(case_id(result.nodeid, result.flow))
         assert row[9] == tally.repro(result)
-        rebuilt = [SubtestRecord.from_dict(dict(zip(data["fields"], r))) for r in row[10]]
+        rebuilt = [SubtestRecord.from_dict(dict(zip(data["fields"], r, strict=True))) for r in row[10]]
         assert rebuilt == result.records
 
 

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
+import verdict_reports as vr
 from etsuite.backends.harness.contract import nodeids
 from etsuite.backends.harness.contract.statuses import FAILING, Status
 from etsuite.tools import headless, page, reports, summary, tally
 from etsuite.tools.baseline_diff import compare
-
-import verdict_reports as vr
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

@@ -6,7 +6,6 @@ import json
 import pytest
 
 from conftest import TEST_FLOWS_CONFTEST, run_forked
-
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.registry import builtin_flows
 

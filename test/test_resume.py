@@ -5,8 +5,8 @@ exit status counts them. Real sessions (portable flow) killed for real."""
 import json
 
 import pytest
-from conftest import run_forked
 
+from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test

@@ -9,8 +9,8 @@ import json
 
 import pytest
 import torch
-from conftest import run_forked
 
+from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
 from etsuite.backends.harness import sweep as sweep_cli

@@ -3,6 +3,7 @@ message names the value and where it came from, with isolation on or off and und
 xdist, never an INTERNALERROR in the middle of a run."""
 
 import pytest
+
 from conftest import run_forked
 
 ONE_TEST = """

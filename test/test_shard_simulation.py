@@ -6,8 +6,8 @@ the shards' plans."""
 from pathlib import Path
 
 import pytest
-from conftest import run_forked
 
+from conftest import run_forked
 from etsuite.tools import reports, shard_balance, tally
 from etsuite.tools.sharded_runs import sharded_runs
 

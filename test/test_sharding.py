@@ -11,7 +11,12 @@ import pytest
 from etsuite.backends.harness import shard_plan
 from etsuite.backends.harness.contract.durations import durations_document
 from etsuite.backends.harness.durations import (
-    DEFAULT_SECONDS, DurationsError, Item, estimates, load_durations, longest_first,
+    DEFAULT_SECONDS,
+    DurationsError,
+    Item,
+    estimates,
+    load_durations,
+    longest_first,
 )
 from etsuite.backends.harness.shard_plan import ShardError
 

@@ -233,10 +233,9 @@ def test_edge_dialect_yaml_parsed_by_the_c_loader_gives_the_same_table():
     (about 1.3 -> 0.25 s per process). The table must equal the pure-Python parse."""
     from importlib import resources
 
-    from ruamel.yaml import YAML
-
     import executorch.exir.dialects.edge as edge_package
     from executorch.exir.dialects.edge import _ops
+    from ruamel.yaml import YAML
 
     assert "CParser" in YAML(typ="safe").Parser.__name__  # ruamel.yaml.clib is installed
     text = resources.files(edge_package).joinpath("edge.yaml").read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from etsuite.backends.harness.contract import Status
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.pipeline import run_methods_pipeline, run_steps_pipeline
 from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import verdict_reports as vr
 from etsuite.backends.harness.contract.facts import SEED_POLICIES
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import PASSING, Status
 from etsuite.tools import markdown, page, reports, tally
 from etsuite.tools.budget import fit
-
-import verdict_reports as vr
 
 REPO = Path(__file__).resolve().parent.parent
 

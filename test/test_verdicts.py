@@ -143,7 +143,8 @@ def check_rules_by_recipe(run):
     assert half["verdict_rule"].startswith("bf16:"), half
 
 
-def check_flaky_or_broken(run):    # A runtime that fails on its first call only: the rerun on the same inputs passes.
+def check_flaky_or_broken(run):
+    # A runtime that fails on its first call only: the rerun on the same inputs passes.
     flaky = one(run, "test_linear[xnnpack_flaky]")
     assert flaky["status"] == "fail_run" and flaky["flaky"] is True, flaky
     assert flaky["rerun"]["same_inputs"] == "pass" and flaky["rerun"]["other_inputs"] == "pass"

@@ -23,7 +23,8 @@ class Change:
 
     @property
     def flow(self) -> str | None:
-        return (self.now or self.was).flow
+        result = self.now or self.was  # a change has at least one side
+        return result.flow if result is not None else None
 
 
 @dataclass

@@ -211,7 +211,8 @@ def parallel_bound_line(single: Run, parallel: Run) -> str:
 
 def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
     theirs, mine = reference.verdicts, ours.verdicts
-    differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: reference {theirs[key]}, ours {mine.get(key, 'absent')}"
+    differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: "
+                 f"reference {theirs[key]}, ours {mine.get(key, 'absent')}"
                  for key in sorted(theirs) if theirs[key] != mine.get(key)]
     return len(theirs) - len(differing), differing
 
@@ -381,18 +382,18 @@ def own_suites_table(names: list[str], options, scratch: str) -> str:
                    if os.path.exists(os.path.join("backends", "suite", "operators", name))]
     if not modules:
         return "- none of the selected modules exists in backends/suite/operators"
-    rows = []
+    rows, walls = [], []
     for flow in XNNPACK_FLOWS:
         run = run_pytest(f"own-{flow}", [*modules, "--flow", flow, "-n", options.workers], scratch)
         rows.append([flow, len(run.tests), run.wall_s])
+        walls.append(run.wall_s)
         _progress(f"own modules, {flow}: {run.wall_s:.0f} s")
     # The four flows in one run, as `make test-xnnpack` runs them: start-up, collection
     # and warm-up are paid once, not once per flow as in the sum of the rows above.
     flow_options = [option for flow in XNNPACK_FLOWS for option in ("--flow", flow)]
     together = run_pytest("own-all", [*modules, *flow_options, "-n", options.workers], scratch)
     _progress(f"own modules, four flows in one run: {together.wall_s:.0f} s")
-    fp32 = rows[0][2]
-    total = sum(row[2] for row in rows)
+    fp32, total = walls[0], sum(walls)
     table = tabulate(rows, headers=["flow", "tests", "wall s"], floatfmt=".1f", tablefmt="github")
     return (f"{table}\n\n- modules: {', '.join(os.path.basename(m) for m in modules)}\n"
             f"- the four flows in one run: {len(together.tests)} tests, {together.wall_s:.0f} s = "

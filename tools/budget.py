@@ -44,12 +44,17 @@ class Section:
         if not self.items:
             parts.append(self.empty)
         elif shown:
-            head, pieces = self.render_items(shown)
+            head, pieces = self._render(shown)
             parts.append(head + "".join(pieces))
         if len(shown) < len(self.items):
             parts.append(self.cut_note(len(shown), full_name))
         parts.append(self.outro)
         return "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
+
+    def _render(self, items: list) -> tuple[str, list[str]]:
+        if self.render_items is None:  # only a section without items may leave it out
+            raise ValueError(f"section {self.heading!r} has items but no render_items")
+        return self.render_items(items)
 
     def cut_note(self, shown: int, full_name: str | None) -> str:
         where = f"; all of them are in `{full_name}`" if full_name else ""
@@ -61,7 +66,7 @@ class Section:
         table's header lines) and the blank line before it."""
         if not self.items:
             return []
-        head, pieces = self.render_items(self.items)
+        head, pieces = self._render(self.items)
         sizes = [size(p) for p in pieces]
         sizes[0] += size(head) + 2
         return sizes

@@ -19,13 +19,20 @@ from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st
 from etsuite.tools import tally
-from etsuite.tools.sharded_runs import sharded_runs
+from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
 from etsuite.tools.formatting import (
-    code, fenced, listed, percent, plural, seconds, shorten, table,
+    code,
+    fenced,
+    listed,
+    percent,
+    plural,
+    seconds,
+    shorten,
+    table,
 )
-from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.reports import Merged, TestResult, seed_policy_text
+from etsuite.tools.sharded_runs import sharded_runs
 from etsuite.tools.signature import message_line
 
 DEFAULT_TITLE = "ExecuTorch backend test report"
@@ -92,6 +99,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
     flaky = sum(1 for r in results if tally.is_flaky(r))
     declared = Counter(r.status for r in results if tally.is_non_strict(r))
+    delegated_rate = delegated / (passing + failing) if rate is not None else None
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
         f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
@@ -104,7 +112,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
             f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}; skips, "
             f"xfail, lowered_not_run and unavailable are left out)" if rate is not None else
             " (no test reached a verdict)"),
-        f"- **Correct and delegated:** {percent(delegated / (passing + failing) if rate is not None else None)}"
+        f"- **Correct and delegated:** {percent(delegated_rate)}"
         f" ({delegated} tests: outputs match and a backend took the computation; the portable "
         f"baseline's passes are not counted)",
         f"- **Seeds:** {_seeds(merged.runs)}",
@@ -182,7 +190,7 @@ def runs_section(merged: Merged) -> Section:
                  "yes" if run.finished else "**no**", seconds(run.duration)] for run in runs]
         if sharded:  # only then: reports of unsharded runs keep their table as it was
             headers.insert(1, "shard")
-            for row, run in zip(rows, runs):
+            for row, run in zip(rows, runs, strict=True):
                 row.insert(1, "{}/{}".format(*run.shard) if run.shard else "–")
         return table(headers, rows)
 
@@ -486,7 +494,7 @@ def quality_section(merged: Merged, order) -> list[Section]:
     if not rows:
         return []
     edges = ("0", *(f"{e:g}" for e in tally.RATIO_BUCKETS))
-    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:])),
+    buckets = [f"≤ {edges[1]}", *(f"{low}–{high}" for low, high in zip(edges[1:], edges[2:], strict=False)),
                f"> {edges[-1]}"]
 
     borderline = f"borderline passes (≥ {tally.BORDERLINE_RATIO:g})"

@@ -18,15 +18,23 @@ import glob
 import json
 import os
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from etsuite.backends.harness.contract import stream as cs
 from etsuite.backends.harness.contract.facts import (
-    SCHEMA_VERSION, SEED_POLICIES, FlowFacts, RunFacts, SessionFacts,
+    SCHEMA_VERSION,
+    SEED_POLICIES,
+    FlowFacts,
+    RunFacts,
+    SessionFacts,
 )
 from etsuite.backends.harness.contract.nodeids import param_ids
 from etsuite.backends.harness.contract.record import RecordError, SubtestRecord
 from etsuite.backends.harness.contract.report import (
-    REPORT_KEY, REPORT_SUFFIX, facts_of_report, records_of_test,
+    REPORT_KEY,
+    REPORT_SUFFIX,
+    facts_of_report,
+    records_of_test,
 )
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import status as st
@@ -76,7 +84,8 @@ class Run:
 
     def flow(self, name: str | None) -> FlowFacts:
         """What the run's facts say of a flow (all None when they do not know it)."""
-        return self.flows().get(name) or FlowFacts()
+        known = self.flows().get(name) if name is not None else None
+        return known or FlowFacts()
 
     @property
     def identity(self) -> RunFacts:
@@ -117,13 +126,9 @@ class TestResult:
     longrepr: str | None
     duration: float
     run: Run
-    # Set only when the reader knows better than the outcome (a test a killed session
-    # was running); otherwise derived from the outcome and the records.
-    status: Status | None = None
-
-    def __post_init__(self):
-        if self.status is None:
-            self.status = st.classify(self.outcome, self.records, self.longrepr)
+    # Given by the reader when it knows better than the outcome (a test a killed
+    # session was running); otherwise derived from the outcome and the records.
+    status: Status
 
     @property
     def seed(self):
@@ -222,7 +227,7 @@ def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+        raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
     if not text.strip():
         raise BadInput(path, "empty file")
     if path.endswith(STREAM_SUFFIX):
@@ -251,7 +256,7 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise BadInput(path, f"not valid JSON (truncated?): {error.msg} at line "
-                             f"{error.lineno} column {error.colno}")
+                             f"{error.lineno} column {error.colno}") from None
     if not isinstance(data, dict) or not {"summary", "exitcode"} <= data.keys():
         raise BadInput(path, "not a pytest-json-report (no 'summary' and 'exitcode' keys)")
     if not isinstance(data.get("tests"), list):
@@ -274,7 +279,7 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
     return run, results
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -335,7 +340,7 @@ def _checked_records(path: str, nodeid: str, records) -> list[SubtestRecord]:
         try:
             checked.append(SubtestRecord.from_dict(record))
         except RecordError as error:
-            raise BadInput(path, f"{nodeid}: a subtest record is invalid: {error}")
+            raise BadInput(path, f"{nodeid}: a subtest record is invalid: {error}") from None
     return checked
 
 
@@ -344,6 +349,8 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
     flow = next((r.flow for r in records if r.flow), None) or \
         _flow_from_nodeid(nodeid, run.flows())
     backend = next((r.backend for r in records if r.backend), None) or run.flow(flow).backend
+    if status is None:
+        status = st.classify(outcome, records, longrepr)
     return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
                       records=records, longrepr=longrepr, duration=duration, run=run,
                       status=status)
@@ -360,7 +367,7 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     try:
         entries = cs.stream_entries(text)
     except ValueError as error:
-        raise BadInput(path, str(error))
+        raise BadInput(path, str(error)) from None
     header = cs.header_of(entries)
     if header is None:
         raise BadInput(path, f"not a results stream (no '{cs.STREAM_HEADER}' first line)")

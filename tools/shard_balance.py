@@ -29,7 +29,8 @@ def _ratio(values: list[float]) -> str:
 def balance_table(group: ShardedRun, tests: dict[str, list]) -> str:
     """Markdown: one row per shard, then max/mean of each column over the shards."""
     predicted = (group.plan or {}).get("predicted") or []
-    rows, columns = [], ([], [], [])
+    rows: list[list[object]] = []
+    columns: tuple[list, list, list] = ([], [], [])  # predicted, test and wall seconds
     for k in range(1, group.count + 1):
         runs = group.shards.get(k, [])
         guess = predicted[k - 1] if k <= len(predicted) else None
@@ -40,7 +41,7 @@ def balance_table(group: ShardedRun, tests: dict[str, list]) -> str:
         results = [r for run in runs for r in tests[run.path]]
         took = sum(r.duration for r in results)
         wall = sum(run.duration or 0.0 for run in runs)
-        for column, value in zip(columns, (guess, took, wall)):
+        for column, value in zip(columns, (guess, took, wall), strict=True):
             column.append(value)
         rows.append([f"{k}/{group.count}", len(results), seconds(guess), seconds(took),
                      seconds(wall), f"{took / guess:.2f}" if guess else "–"])

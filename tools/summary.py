@@ -18,10 +18,10 @@ import sys
 
 from etsuite.tools import markdown, page, reports
 from etsuite.tools import status as st
+from etsuite.tools.baseline_diff import compare
 from etsuite.tools.budget import assemble, fit, parse_size
 from etsuite.tools.files import write_atomically
 from etsuite.tools.formatting import plural
-from etsuite.tools.baseline_diff import compare
 from etsuite.tools.sharded_runs import missing_shards
 
 DEFAULT_INPUT = "reports"
@@ -35,7 +35,7 @@ def _size_arg(text: str) -> int:
     try:
         return parse_size(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error))
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,7 +121,7 @@ def write_markdown(args, merged: reports.Merged, changes) -> str:
                               markdown.Options(args.title, args.slowest, link_from))
     full_path = full_path_for(args.output) if args.output else None
     text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
-    if args.output:
+    if full_path is not None:  # there is an --output
         write_atomically(args.output, text)
         if cut:
             write_atomically(full_path, assemble(sections))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from etsuite.backends.harness.contract.nodeids import repro_command, test_case_id
@@ -300,7 +300,7 @@ def slowest(results: list[TestResult], limit: int) -> list[TestResult]:
 
 
 def slowest_stage(result: TestResult) -> tuple[str, float] | None:
-    totals: Counter = Counter()
+    totals: defaultdict[str, float] = defaultdict(float)
     for record in result.records:
         for stage, seconds in record.timings.items():
             totals[stage] += seconds or 0.0
@@ -379,7 +379,7 @@ class Quality:
         edges = (0.0, *RATIO_BUCKETS)
         counts = [sum(1 for r in self.ratios if low < r <= high) if low else
                   sum(1 for r in self.ratios if r <= high)
-                  for low, high in zip(edges, edges[1:])]
+                  for low, high in zip(edges, edges[1:], strict=False)]
         return counts + [sum(1 for r in self.ratios if r > RATIO_BUCKETS[-1])]
 
 
@@ -405,7 +405,7 @@ def _judged(record: SubtestRecord) -> list[OutputStatistics]:
 def worst_ratio(record: SubtestRecord) -> float | None:
     """The largest max error, in units of its rule's bound, over the record's outputs (1 is
     the bound); None when no output has a ratio."""
-    return max((o.error_ratio for o in _judged(record)), default=None)
+    return max((o.error_ratio for o in _judged(record) if o.error_ratio is not None), default=None)
 
 
 def is_borderline(record: SubtestRecord) -> bool:
@@ -447,8 +447,12 @@ class Borderline:
 
 def borderline(results: list[TestResult]) -> list[Borderline]:
     """Every borderline pass, closest to its bound first (then by node id and subtest)."""
-    found = [Borderline(result, record, worst_ratio(record))
-             for result in results for record in result.records if is_borderline(record)]
+    found = []
+    for result in results:
+        for record in result.records:
+            ratio = worst_ratio(record)
+            if ratio is not None and is_borderline(record):
+                found.append(Borderline(result, record, ratio))
     return sorted(found, key=lambda b: (-b.ratio, b.result.nodeid, b.record.subtest))
 
 

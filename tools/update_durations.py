@@ -16,7 +16,9 @@ import os
 import sys
 
 from etsuite.backends.harness.contract.durations import (
-    DURATIONS_FILE, durations_document, durations_of,
+    DURATIONS_FILE,
+    durations_document,
+    durations_of,
 )
 from etsuite.tools import reports
 from etsuite.tools.files import write_atomically

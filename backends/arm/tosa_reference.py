@@ -168,7 +168,7 @@ class _Delegate:
     def __call__(self, inputs: list) -> tuple:
         import tosa_reference_model as reference_model
 
-        arrays = [_to_numpy(inputs[i], fake) for i, fake in zip(self.consumed, self.input_fakes)]
+        arrays = [_to_numpy(inputs[i], fake) for i, fake in zip(self.consumed, self.input_fakes, strict=True)]
         outputs, status = reference_model.run(
             self.tosa, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True)
         if status != reference_model.GraphStatus.TOSA_VALID:
@@ -176,7 +176,7 @@ class _Delegate:
         if len(outputs) != len(self.output_fakes):
             raise RuntimeError(f"TOSA reference model returned {len(outputs)} outputs, "
                                f"the delegate declares {len(self.output_fakes)}")
-        return tuple(_to_torch(a, fake) for a, fake in zip(outputs, self.output_fakes))
+        return tuple(_to_torch(a, fake) for a, fake in zip(outputs, self.output_fakes, strict=True))
 
 
 def _prepare_delegate(lowered) -> _Delegate:
@@ -257,7 +257,7 @@ class _Loaded:
                     k: value(v) for k, v in node.kwargs.items()})
             elif node.op == "output":
                 outputs = list(value(node.args[0]))
-        user = [out for out, spec in zip(outputs, signature.output_specs)
+        user = [out for out, spec in zip(outputs, signature.output_specs, strict=True)
                 if spec.kind == OutputKind.USER_OUTPUT]
         return user
 

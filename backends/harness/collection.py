@@ -16,6 +16,7 @@ from etsuite.backends.harness import declared, isolation, shard_plan, workers
 from etsuite.backends.harness.contract.durations import DURATIONS_FILE
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
+from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of
 from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir
 
@@ -34,7 +35,7 @@ class Collection:
     def __init__(self, state):
         self.state = state
 
-    def pytest_generate_tests(self, metafunc):
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "test_runner" not in metafunc.fixturenames:
             return
         metafunc.parametrize(
@@ -51,14 +52,15 @@ class Collection:
         )
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_itemcollected(self, item):
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
         """Tests under backends/<name>/test/ are that backend's: mark them for it."""
         backend = backend_of_test_folder(item.path)
         if backend is not None:
             item.add_marker(getattr(pytest.mark, f"backend_{backend}"))
 
     @pytest.hookimpl(trylast=True)  # after conftests add their own marks
-    def pytest_collection_modifyitems(self, session, config, items):
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
         state = self.state
         try:
             for item in items:
@@ -66,7 +68,8 @@ class Collection:
         except isolation.SettingError as error:
             workers.usage_error_at_collection(config, items, str(error))
             return
-        keep, drop = [], []
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
         for item in items:
             outside = self._outside_selection(item) or self._not_checked(config, item)
             (drop if outside else keep).append(item)
@@ -103,10 +106,11 @@ class Collection:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The flows the collected tests use, after every deselection (-k, node ids, shards):
         the warm-up lowers with these only, not with every selected flow."""
-        used, tests = {}, 0
+        used: dict[str, Flow] = {}
+        tests = 0
         for item in session.items:
             flow = flow_of(item, self.state)
             if flow is not None:

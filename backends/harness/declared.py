@@ -51,7 +51,7 @@ def _sample_arg(text: str) -> tuple[int, int]:
     try:
         return parse_shard(text, "a sample")
     except ShardError as error:
-        raise argparse.ArgumentTypeError(str(error))
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _declared_arg(text: str) -> frozenset[str]:

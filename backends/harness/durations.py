@@ -53,7 +53,8 @@ def estimates(items: list[Item], durations: dict[str, float]) -> dict[str, float
             by_flow.setdefault(flow, []).append(seconds)
     overall = statistics.median(durations.values()) if durations else DEFAULT_SECONDS
     medians = {flow: statistics.median(values) for flow, values in by_flow.items()}
-    return {item.nodeid: durations.get(item.nodeid, medians.get(item.flow, overall))
+    return {item.nodeid: durations.get(
+                item.nodeid, medians.get(item.flow, overall) if item.flow else overall)
             for item in items}
 
 

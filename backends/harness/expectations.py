@@ -19,8 +19,9 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
 The case id is the test's node id without the flow, with its other parameters, e.g.
 `backends/suite/operators/test_add.py::test_add_dtype[float16]`. A failing case that
 passes, or fails with another status, fails the run with a message that names the entry
-(`file:line`) to change. `make update-expectations BACKEND=<name>` (`update_expectations.py`) rewrites the file from the last report, keeping
-every reason written by hand.
+(`file:line`) to change. `make update-expectations BACKEND=<name>`
+(`update_expectations.py`) rewrites the file from the last report, keeping every reason
+written by hand.
 
 Torch-free: read at collection time.
 """
@@ -341,7 +342,7 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
             return ()  # fails for another reason (nan/inf elements, a shape): not a bound
     if max(ratios) > 1 / HEADROOM:
         rule.append((BOUND_SCALE, _round_up(max(ratios) * HEADROOM)))
-    if sqnr_short:
+    if sqnr_short and sqnr_floor is not None:  # (sqnr_short implies a floor)
         floor = math.floor(min(sqnrs) - SQNR_HEADROOM_DB)
         if floor <= 0 or sqnr_floor - floor > MAX_SQNR_DROP_DB:
             return ()

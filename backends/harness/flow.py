@@ -8,14 +8,13 @@ without the backend's SDK. The factories run only inside the pipeline.
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from etsuite.backends.harness.expectations import Expectation, Expectations
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime, Runtime
 from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
-
 
 # Older names of tolerance.FP32 and tolerance.INT8, kept for flows outside this repository
 # (a conftest's pytest_etsuite_flows, an `etsuite.flows` entry point) that import them from
@@ -110,9 +109,9 @@ def delegating_flow(name: str, backend: str, description: str, *, partitioners: 
                     expected_failures: Mapping[str, str] | None = None,
                     enable_hint: str = "", tolerance: Tolerance | None = None) -> Flow:
     """A flow that lowers with a partitioner, with the rule its precision calls for
-    (`tolerance`; by default fp32 when it does not quantize, int8 when it does). `expected_failures` (case pattern
-    -> reason, any failing status) is for flows defined outside this repository; ours
-    keep theirs in expectations.toml."""
+    (`tolerance`; by default fp32 when it does not quantize, int8 when it does).
+    `expected_failures` (case pattern -> reason, any failing status) is for flows defined
+    outside this repository; ours keep theirs in expectations.toml."""
     entries = tuple(
         Expectation(kind="fail", flows=(name,), case=pattern, reason=reason,
                     source=f"{backend} flows.py")

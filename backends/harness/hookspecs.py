@@ -1,16 +1,26 @@
 """Hooks the plugin offers to conftest.py files and other plugins, and the one it uses
 to hear from its isolation layer."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
+if TYPE_CHECKING:  # for the annotations only: flow.py is not loaded with the hookspecs
+    from etsuite.backends.harness.contract.statuses import Status
+    from etsuite.backends.harness.flow import Flow
 
-def pytest_etsuite_flows(config):
+
+def pytest_etsuite_flows(config: pytest.Config) -> list[Flow]:
     """Return a list of extra `Flow` objects (e.g. a vendor's own backend, or flows
     made for the harness's self-tests). Called once, at configure time."""
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_etsuite_child_lost(item, status, message, stage, records, duration, crash_dump):
+def pytest_etsuite_child_lost(item: pytest.Item, status: Status, message: str, stage: str | None,
+                              records: list[dict[str, Any]], duration: float,
+                              crash_dump: str | None) -> pytest.TestReport:
     """The isolation layer lost the child running `item`: it crashed (`status` is
     fail_crash) or was killed at its time limit (fail_timeout). `records` are the record
     dicts the child finished before, `stage` the pipeline stage it had entered after them

@@ -44,7 +44,7 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}") from None
     if not (value > 0 and value != float("inf")):
         raise argparse.ArgumentTypeError(f"wants a positive number of seconds, got {text!r}")
     return value
@@ -142,7 +142,7 @@ class IsolationPlugin:
         return next((s for prefix, s in self.time_limits if path.startswith(prefix)), 300.0)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
         if not self.warmed_up and "test_runner" in getattr(item, "fixturenames", ()):
             self.warmed_up = True
             self.warm_up()
@@ -220,7 +220,8 @@ def _report_from_json(config, data: dict):
 
 def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool]:
     """Read the child's newline-delimited JSON events until EOF or the deadline."""
-    buffer, events = b"", []
+    buffer = b""
+    events: list[dict] = []
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -71,17 +71,19 @@ def _judge(expected: torch.Tensor, actual: torch.Tensor, rule: Tolerance) -> _Ju
     error = error[finite]
     sqnr = _sqnr(float((ref[finite] ** 2).sum()), float((error ** 2).sum())) \
         if error.numel() else None
-    error_ratio = round(float(ratio.max()), 4) if ratio.numel() else 0.0
-    checks_sqnr = rule.min_sqnr_db is not None and expected.is_floating_point()
-    sqnr_short = checks_sqnr and sqnr is not None and sqnr < rule.min_sqnr_db
+    measured = round(float(ratio.max()), 4) if ratio.numel() else 0.0
+    error_ratio: float | None = measured  # None below for an exact rule that failed
+    min_sqnr_db = rule.min_sqnr_db if expected.is_floating_point() else None
+    checks_sqnr = min_sqnr_db is not None
+    sqnr_short = min_sqnr_db is not None and sqnr is not None and sqnr < min_sqnr_db
     if rule.exact:  # a bound of zero has no ratio: count the elements that differ
         differ = int((~within).sum())
         error_ratio = 0.0 if differ == 0 else None
         text = f"{differ} of {ref.numel()} elements differ"
     elif rule.steps is not None:
-        text = f"max error {error_ratio * rule.steps:.3g} steps, bound {rule.steps:g}"
+        text = f"max error {measured * rule.steps:.3g} steps, bound {rule.steps:g}"
     else:
-        text = f"max error {error_ratio:.3g}x its bound"
+        text = f"max error {measured:.3g}x its bound"
     if checks_sqnr:
         shown = "no error" if sqnr is None else f"{sqnr:.1f} dB"
         text = f"SQNR {shown}, needs {rule.min_sqnr_db:g}; " + text
@@ -114,7 +116,7 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
             False, f"expected {len(expected_leaves)} outputs, runtime returned {len(actual)}", []
         )
     statistics, problems, deciding = [], [], None
-    for index, (ref, got) in enumerate(zip(expected_leaves, actual)):
+    for index, (ref, got) in enumerate(zip(expected_leaves, actual, strict=True)):
         if ref.shape != got.shape:
             statistics.append(OutputStatistics(judged=False))
             problems.append(f"output {index}: shape {tuple(got.shape)} != expected {tuple(ref.shape)}")

@@ -12,6 +12,7 @@ Importing this module leaves torch as it is: whoever runs the pipeline applies
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -21,21 +22,30 @@ from typing import Any, Callable
 
 import torch
 
+from etsuite.backends.harness import speedups
 from etsuite.backends.harness.contract.record import CAUSE_SEPARATOR, ERROR_LIMIT, trim_error
 from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
 from etsuite.backends.harness.delegation import (
-    computing_ops, count_delegation, delegated_precision,
+    computing_ops,
+    count_delegation,
+    delegated_precision,
 )
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flat_inputs, flatten_tensors
 from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
 from etsuite.backends.harness.steps import (
-    as_steps, calibrate_steps, combined_placement, eager_method_calls, eager_steps,
-    execute_method_calls, execute_steps, judge_steps, prepare_stateful, state_placement,
+    as_steps,
+    calibrate_steps,
+    combined_placement,
+    eager_method_calls,
+    eager_steps,
+    execute_method_calls,
+    execute_steps,
+    judge_steps,
+    prepare_stateful,
+    state_placement,
 )
 from etsuite.backends.harness.tolerance import RuleBook, Tolerance
-from etsuite.backends.harness import speedups
-
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
 # pytest's captured-log sections and the JSON report. Keep it when TORCH_TRACE asks for it.
@@ -74,11 +84,13 @@ def _error_text(error: BaseException) -> str:
     """The error and the errors it was raised from (`raise ... from`): pass managers wrap
     the real failure in "An error occurred when running the X pass", which names no
     cause. The root cause comes last, where trimming keeps it."""
-    parts, seen = [], set()
-    while error is not None and id(error) not in seen and len(parts) < 4:
-        seen.add(id(error))
-        parts.append("".join(traceback.format_exception_only(type(error), error)).strip())
-        error = error.__cause__
+    parts: list[str] = []
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen and len(parts) < 4:
+        seen.add(id(cause))
+        parts.append("".join(traceback.format_exception_only(type(cause), cause)).strip())
+        cause = cause.__cause__
     # Each wrapper keeps a short head (a pass manager's lists every pass run before);
     # the root cause gets the rest of the record's budget.
     wrappers = [trim_error(part, WRAPPER_LIMIT) for part in parts[:-1]]
@@ -98,6 +110,7 @@ def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None,
 
     # check_guards=False: no `_guards_fn` call_module node, which quantizers' annotation
     # passes do not expect.
+    assert flow.quantizer is not None  # the pipeline quantizes only flows that quantize
     quantizer = flow.quantizer()
     speedups.after_backend_imports()  # the quantizer's own modules are imported by now
     prepared = prepare_pt2e(exported.module(check_guards=False), quantizer)
@@ -215,7 +228,8 @@ def lower(exported, flow: Flow):
     one place both the pipeline and the warm-up lower, so they lower alike."""
     from executorch.exir import to_edge_transform_and_lower
 
-    partitioners = flow.partitioners() if flow.delegates else None
+    # (flow.delegates, spelled out so that the type checker sees partitioners is set)
+    partitioners = flow.partitioners() if flow.partitioners is not None else None
     speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
     return to_edge_transform_and_lower(exported, partitioner=partitioners,
@@ -228,7 +242,8 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
     programs = calls.programs_of(edge)
-    delegated, undelegated = {}, {}
+    delegated: dict[str, int] = {}
+    undelegated: dict[str, int] = {}
     for exported_program in programs:
         inside, outside = count_delegation(exported_program)
         for histogram, counts in ((delegated, inside), (undelegated, outside)):
@@ -322,6 +337,7 @@ class OneCall(_SingleMethod):
         return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected))
 
     def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+        assert found.replay is not None  # replay() ran just before, and gives one
         return runtime.execute(loaded, found.replay.inputs)
 
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):
@@ -373,7 +389,7 @@ class MethodCalls(StepCalls):
     order: list = field(default_factory=list)     # the method of each step
 
     def reference(self, modules: dict):
-        return eager_method_calls(modules, list(zip(self.order, self.steps)))
+        return eager_method_calls(modules, list(zip(self.order, self.steps, strict=True)))
 
     def export(self, modules: dict, inputs, dynamic_shapes):
         with torch.no_grad():
@@ -384,10 +400,11 @@ class MethodCalls(StepCalls):
         """Each method on its own, calibrated on its own calls."""
         quantized = {}
         for name, (example, shapes) in self.methods.items():
-            own = [step for method, step in zip(self.order, self.steps) if method == name]
+            own = [step for method, step in zip(self.order, self.steps, strict=True)
+                   if method == name]
             quantized[name] = quantize(exported[name], example, flow, shapes,
                                        modules[name].forward,
-                                       calibrate=lambda prepared: calibrate_steps(prepared, own))
+                                       calibrate=functools.partial(calibrate_steps, steps=own))
         return quantized
 
     def programs_of(self, edge) -> list:
@@ -414,7 +431,7 @@ class MethodCalls(StepCalls):
 
     def execute(self, runtime, loaded: dict, found: "PipelineOutcome") -> list:
         outputs, found.step_ms = execute_method_calls(runtime, loaded,
-                                                      list(zip(self.order, self.steps)))
+                                                      list(zip(self.order, self.steps, strict=True)))
         return outputs
 
 

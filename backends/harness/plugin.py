@@ -18,9 +18,22 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from etsuite.backends.harness import (
-    artifacts, collection, declared, hookspecs, isolation, runner_fixture, session, session_end,
-    shard_plan, speedups, stream, verdicts, workers,
+    artifacts,
+    collection,
+    declared,
+    hookspecs,
+    isolation,
+    runner_fixture,
+    session,
+    session_end,
+    shard_plan,
+    speedups,
+    stream,
+    verdicts,
+    workers,
 )
 
 
@@ -28,14 +41,14 @@ def _shard_arg(text: str) -> tuple[int, int]:
     try:
         return shard_plan.parse_shard(text)
     except shard_plan.ShardError as error:
-        raise argparse.ArgumentTypeError(str(error))
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def pytest_addhooks(pluginmanager):
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("etsuite", "ExecuTorch backend test suite")
     group.addoption("--backend", action="append", default=[], metavar="NAME",
                     help="run only this backend's flows (repeatable)")
@@ -59,7 +72,7 @@ def pytest_addoption(parser):
     artifacts.addoption(group)
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     """Settings first (a bad one is a usage error, exit 4), then the speed-ups in any
     process that runs tests (no import patches torch: see `speedups.apply`), then one
     plugin object per concern, each handed the same session state."""

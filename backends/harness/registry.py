@@ -71,8 +71,9 @@ def entry_point_flows() -> list[Flow]:
     flows: list[Flow] = []
     for entry in entry_points(group="etsuite.flows"):
         where = f"the etsuite.flows entry point '{entry.name} = {entry.value}'"
-        if getattr(entry, "dist", None) is not None:
-            where += f" (from {entry.dist.name})"
+        dist = getattr(entry, "dist", None)
+        if dist is not None:
+            where += f" (from {dist.name})"
         try:
             value = entry.load()
         except Exception as error:  # noqa: BLE001 - any error here is the entry point's

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Callable
 
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RerunResult, SubtestRecord

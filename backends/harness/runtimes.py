@@ -30,7 +30,9 @@ class Runtime(Protocol):
     (runners that execute a program elsewhere need not import this module). `name` goes
     into each record it produced."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Read only, so that a frozen dataclass's field or a class attribute is one."""
 
     def missing(self, program: LoweredProgram) -> str | None:
         """Why this host cannot execute `program` (the subtest ends `lowered_not_run`

@@ -133,7 +133,7 @@ def build_state(config) -> SessionState:
         declared.check_options(config.option)
         resumed = stream.resumed_run(config)
     except (UnknownNameError, isolation.SettingError, ValueError) as error:
-        raise pytest.UsageError(str(error))
+        raise pytest.UsageError(str(error)) from None
     run = RunIdentity.from_config(config)
     if resumed:
         _check_resumable(resumed, run, config.option.seed)
@@ -158,7 +158,7 @@ def seed_arg(text: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed wants a non-negative integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--seed wants a non-negative integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"--seed wants a non-negative integer, got {text!r}")
     return value
@@ -177,7 +177,7 @@ def session_seed(config, resumed, run: RunIdentity) -> tuple[int, str]:
         try:
             return seed_arg(pinned), "pinned"
         except argparse.ArgumentTypeError:
-            raise pytest.UsageError(f"${SEED_ENV}={pinned!r}: wants a non-negative integer")
+            raise pytest.UsageError(f"${SEED_ENV}={pinned!r}: wants a non-negative integer") from None
     if run.shard:
         return run.seed(), "run"
     return random.randrange(1, 10**6), "random"
@@ -206,7 +206,7 @@ class SessionHeader:
     def __init__(self, state: SessionState):
         self.state = state
 
-    def pytest_report_header(self, config):
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
         state = self.state
         names = ", ".join(f.name for f in state.selected) or "none"
         lines = [f"etsuite: seed {state.seed} ({state.seed_policy}: "

@@ -22,7 +22,8 @@ class SessionEnd:
     # Not tryfirst: pytest-json-report writes its exit code in a tryfirst
     # pytest_sessionfinish, and this one has always run after it (registered before it),
     # so the JSON report records the same exit code as before the plugin was split.
-    def pytest_sessionfinish(self, session, exitstatus):
+    def pytest_sessionfinish(self, session: pytest.Session,
+                             exitstatus: int | pytest.ExitCode) -> None:
         config = session.config
         if workers.is_xdist_worker(config):
             return
@@ -47,7 +48,8 @@ class SessionEnd:
                                  f"--allow-unavailable to exit as if it had run\n")
                 session.exitstatus = EXIT_UNAVAILABLE
 
-    def pytest_terminal_summary(self, terminalreporter, config):
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter,
+                                config: pytest.Config) -> None:
         message = artifacts.cap_message(self.state.artifacts)
         if message and not workers.is_xdist_worker(config):
             terminalreporter.write_line(message)
@@ -56,7 +58,7 @@ class SessionEnd:
 def unavailable_requests(config, state) -> list[str]:
     """One line per backend (every flow unavailable) or flow asked for by name that
     cannot run here, with the reason and how to enable it."""
-    lines = []
+    lines: list[str] = []
     for backend in config.option.backend:
         flows = [f for f in state.selected if f.backend == backend]
         if flows and all(state.unavailable.get(f.name) for f in flows):

@@ -54,6 +54,8 @@ different torch version runs unaccelerated rather than wrong.
 from __future__ import annotations
 
 import os
+from types import FrameType
+from typing import Any, Callable
 
 _applied: list[str] = []  # names of the speed-ups in effect
 _installed = False         # apply() has run with the speed-ups on
@@ -123,7 +125,8 @@ def called_from_to_backend(self=None) -> bool:
     inspect.stack() walk, from the frames' code objects alone."""
     import sys
 
-    frame, through_to_backend = sys._getframe(1), False
+    frame: FrameType | None = sys._getframe(1)
+    through_to_backend = False
     while frame is not None:
         code = frame.f_code
         if code.co_name == "to_edge_transform_and_lower":
@@ -181,9 +184,18 @@ def _built_once(build):
             built.append(build())
         return copy.deepcopy(built[0])
 
-    memoized._etsuite_memoized = True
-    memoized.__wrapped__ = build
-    return memoized
+    return _wrapping(memoized, build, memoized=True)
+
+
+def _wrapping(wrapper: Callable[..., Any], wrapped: Callable[..., Any], *,
+              memoized: bool) -> Callable[..., Any]:
+    """`wrapper` pointing at what it wraps (`__wrapped__`, without functools.wraps's
+    copied signature) and, if `memoized`, marked as ours so apply() never wraps it twice.
+    Set through `__dict__`: a function's type declares no attributes of its own."""
+    wrapper.__dict__["__wrapped__"] = wrapped
+    if memoized:
+        wrapper.__dict__["_etsuite_memoized"] = True
+    return wrapper
 
 
 def _frame_walk_caller_checks() -> None:
@@ -192,7 +204,7 @@ def _frame_walk_caller_checks() -> None:
     for module_name, class_name in CALLER_CHECKS:
         cls = getattr(sys.modules.get(module_name), class_name, None)
         method = getattr(cls, "_check_if_called_from_to_backend", None)
-        if method is None or method is called_from_to_backend:
+        if cls is None or method is None or method is called_from_to_backend:
             continue
         cls._check_if_called_from_to_backend = called_from_to_backend
         if "frame-walk-caller-check" not in _applied:
@@ -228,16 +240,14 @@ def _memoized_builder(build):
             graphs[key] = build(pattern, example_inputs, is_cuda, **kwargs)
         return copy.deepcopy(graphs[key])
 
-    memoized._etsuite_memoized = True
-    memoized.__wrapped__ = build
-    return memoized
+    return _wrapping(memoized, build, memoized=True)
 
 
 def _function_identity(function) -> tuple:
     # A method's `__class__` cell (there for `super()`) is its class, which _class_identity
     # describes by content instead.
     closure = tuple(cell.cell_contents for name, cell in
-                    zip(function.__code__.co_freevars, function.__closure__ or ())
+                    zip(function.__code__.co_freevars, function.__closure__ or (), strict=True)
                     if name != "__class__")
     return (function.__code__, closure, function.__defaults__,
             tuple(sorted((function.__kwdefaults__ or {}).items())))
@@ -273,7 +283,7 @@ def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
                 return None
             attributes = tuple(sorted((name, value) for name, value in vars(pattern).items()
                                       if not name.startswith("_") and name != "fn"))
-            identity = (_class_identity(type(pattern)), attributes)
+            identity: tuple = (_class_identity(type(pattern)), attributes)
             wrapped = getattr(pattern, "fn", None)
             if wrapped is not None:
                 identity += (_function_identity(wrapped),)
@@ -328,7 +338,7 @@ def _memoize_preservable_cia_ops() -> bool:
             answers[_registry_key()] = answers[key] = answer
         return answers[key]
 
-    collect_all_valid_cia_ops.__wrapped__ = original
+    _wrapping(collect_all_valid_cia_ops, original, memoized=False)
     for module in (export_utils, *users):
         module._collect_all_valid_cia_ops = collect_all_valid_cia_ops
     return True

@@ -21,7 +21,12 @@ from etsuite.backends.harness.contract.record import SubtestRecord, error_headli
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.contract.stream import (
-    STREAM_SUFFIX, ended_tests, facts_of_header, header_of, records_of_phases, stream_entries,
+    STREAM_SUFFIX,
+    ended_tests,
+    facts_of_header,
+    header_of,
+    records_of_phases,
+    stream_entries,
 )
 
 # A mismatch at every seed but by less than this many times its bound is one input away
@@ -108,7 +113,7 @@ class CaseSweep:
         sqnrs = [o.least_sqnr for o in self.outcomes if o.least_sqnr is not None]
         if sqnrs:
             parts.append(f"SQNR {_range(sqnrs, ' dB', '.1f')}")
-        counts = {}
+        counts: dict[str, int] = {}
         for o in self.outcomes:
             counts[str(o.status or "pass")] = counts.get(str(o.status or "pass"), 0) + 1
         verdicts = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
@@ -132,9 +137,10 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
     """One test's records at one seed; None when no subtest reached a verdict here
     (skipped, lowered but not run, unavailable)."""
     statuses = [pipeline_status(r) for r in records]
-    failing = [(r, s) for r, s in zip(records, statuses) if s in FAILING and s is not Status.XPASS]
+    failing = [(r, s) for r, s in zip(records, statuses, strict=True)
+               if s in FAILING and s is not Status.XPASS]
     ratios, sqnrs = [], []
-    for record, status in zip(records, statuses):
+    for record in records:
         for stats in record.outputs:
             if not stats.judged:
                 continue
@@ -189,6 +195,7 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
             if not records:
                 continue
             flow = records[0].flow
+            assert flow  # records without a flow were left out above
             outcome = outcome_of(records, seed if seed is not None else records[0].seed)
             if outcome is None:
                 continue

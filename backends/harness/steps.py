@@ -19,7 +19,10 @@ from typing import Any, Sequence
 import torch
 
 from etsuite.backends.harness.output_match import (
-    Comparison, compare_outputs, flat_inputs, flatten_tensors,
+    Comparison,
+    compare_outputs,
+    flat_inputs,
+    flatten_tensors,
 )
 
 

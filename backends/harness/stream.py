@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -136,11 +137,11 @@ class ResumedOutcome:
         self.failed = bool(self.outcomes.get("failed") or self.outcomes.get("error"))
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter):
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.outcomes.items()))
         terminalreporter.write_line(
             f"etsuite: and {len(self.resumed.tests)} tests carried over from the killed run "
@@ -197,17 +198,17 @@ class ResultsStream:
             self.file.write(json.dumps(entry, default=str) + "\n")
             self.file.flush()
 
-    def pytest_runtest_logstart(self, nodeid, location):
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self._write({cs.STREAM_START: nodeid})
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._write({cs.STREAM_COLLECT_ERROR: {
                 "nodeid": report.nodeid,
                 "longrepr": trim_error(str(report.longrepr), 4000),
             }})
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         longrepr = None
         if report.longrepr is not None and not report.passed:
             longrepr = trim_error(str(report.longrepr), 4000)
@@ -225,7 +226,7 @@ class ResultsStream:
         }})
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_json_modifyreport(self, json_report):
+    def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         put_facts(json_report, self.state.facts())
         for test in json_report.get("tests", []):
             records = self.records.get(test.get("nodeid"))
@@ -235,17 +236,18 @@ class ResultsStream:
             _add_resumed_tests(json_report, self.state.resumed)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
+    def pytest_sessionfinish(self, session: pytest.Session,
+                             exitstatus: int | pytest.ExitCode) -> None:
         self._write({cs.STREAM_FINISHED: int(session.exitstatus)})
 
-    def pytest_unconfigure(self, config):
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.file is None:
             return
         self.file.close()
         self.file = None
         report_written = self.json_path and os.path.exists(self.json_path) and \
             os.path.getmtime(self.json_path) >= self.started - 1
-        if report_written and self.path != self.json_path:
+        if report_written and self.path is not None and self.path != self.json_path:
             os.remove(self.path)
 
 
@@ -253,7 +255,7 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
     """The carried-over tests in pytest-json-report's form (they were deselected here)."""
     summary = json_report.setdefault("summary", {})
     for nodeid, phases in resumed.tests.items():
-        test = {"nodeid": nodeid, "outcome": cs.outcome_of_phases(phases)}
+        test: dict[str, Any] = {"nodeid": nodeid, "outcome": cs.outcome_of_phases(phases)}
         for when, phase in phases.items():
             test[when] = {"outcome": phase.get("outcome"), "duration": phase.get("duration")}
             if phase.get("longrepr"):

@@ -13,7 +13,14 @@ from pathlib import Path
 
 from etsuite.backends.harness.contract.stream import stream_path_for
 from etsuite.backends.harness.expectations import (
-    FILE_NAME, Expectations, ExpectationsError, dump, leading_comment, load, observe, updated,
+    FILE_NAME,
+    Expectations,
+    ExpectationsError,
+    dump,
+    leading_comment,
+    load,
+    observe,
+    updated,
 )
 from etsuite.backends.harness.registry import backend_folders, backends_dir, builtin_flows
 from etsuite.backends.harness.stability import seeds_of

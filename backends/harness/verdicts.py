@@ -12,7 +12,9 @@ that a record never says pass where pytest says xfail.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,9 +24,18 @@ from etsuite.backends.harness.contract.record import SubtestRecord, error_headli
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
-    RUNNER_KEY, case_of, flow_of, record_for_item, records_for, repro_command, suite_of,
+    RUNNER_KEY,
+    case_of,
+    flow_of,
+    record_for_item,
+    records_for,
+    repro_command,
+    suite_of,
 )
 from etsuite.backends.harness.runner import TestContext, new_record
+
+if TYPE_CHECKING:  # xdist's types, for the annotations only
+    from xdist.scheduler.protocol import Scheduling
 
 
 @dataclass
@@ -96,7 +107,7 @@ class Verdicts:
         self.state = state
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_pyfunc_call(self, pyfuncitem):
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, object, object]:
         """After the test body: its outcome from its records."""
         result = yield
         runner = pyfuncitem.stash.get(RUNNER_KEY, None)
@@ -113,7 +124,8 @@ class Verdicts:
         return result
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         records = records_for(item, self.state)
         if records:
@@ -121,8 +133,9 @@ class Verdicts:
         stream.attach_records(report, [r.to_dict() for r in records])
         return report
 
-    def pytest_etsuite_child_lost(self, item, status, message, stage, records, duration,
-                                  crash_dump):
+    def pytest_etsuite_child_lost(self, item: pytest.Item, status: Status, message: str,
+                                  stage: str | None, records: list[dict[str, Any]],
+                                  duration: float, crash_dump: str | None) -> pytest.TestReport:
         """The isolation layer lost the test's child: the records it finished, plus one
         for the subtest that was running when it died (or ran out of time)."""
         lost = record_for_item(item, self.state, len(records), status=status, stage=stage,
@@ -142,7 +155,8 @@ class Verdicts:
         return report
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem, report, sched):
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
+                               sched: Scheduling) -> None:
         """pytest-xdist lost a worker while it ran `crashitem` (isolation off): give the
         report a fail_crash record, so the status travels as a field like any other.
         xdist has made the report failed already, so the record is not judged."""

@@ -46,7 +46,7 @@ def warm_up(flows: list[Flow]) -> list[str]:
 
 
 def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
-    problems = []
+    problems: list[str] = []
     if not flows:
         return problems  # no test of this run uses a flow: nothing to warm
     picked: dict[tuple, Flow] = {}

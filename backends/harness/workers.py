@@ -9,7 +9,12 @@ Torch-free and free of the rest of the plugin, so that every part can ask
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:  # xdist's types, for the annotations only
+    from xdist.workermanage import WorkerController
 
 # workerinput keys: controller -> worker
 SEED_KEY = "etsuite_seed"
@@ -77,13 +82,13 @@ class XdistCoordination:
         self.state = state
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node):
+    def pytest_configure_node(self, node: WorkerController) -> None:
         node.workerinput[SEED_KEY] = self.state.seed
         node.workerinput[SEED_POLICY_KEY] = self.state.seed_policy
         node.workerinput[FINISHED_KEY] = sorted(self.state.finished_before)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node, error):
+    def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:
         output = getattr(node, "workeroutput", {})
         if output.get(USAGE_ERROR_KEY):
             self.state.usage_error = output[USAGE_ERROR_KEY]

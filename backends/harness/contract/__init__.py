@@ -20,26 +20,69 @@ Status`), for a vendor's own plugins and tests.
 """
 
 from etsuite.backends.harness.contract.durations import (  # noqa: F401
-    DURATIONS_FILE, DURATIONS_VERSION, durations_document, durations_of,
+    DURATIONS_FILE,
+    DURATIONS_VERSION,
+    durations_document,
+    durations_of,
 )
 from etsuite.backends.harness.contract.facts import (  # noqa: F401
-    SCHEMA_VERSION, SEED_POLICIES, FactsError, FlowFacts, RunFacts, SessionFacts,
+    SCHEMA_VERSION,
+    SEED_POLICIES,
+    FactsError,
+    FlowFacts,
+    RunFacts,
+    SessionFacts,
 )
 from etsuite.backends.harness.contract.nodeids import (  # noqa: F401
-    case_id, param_ids, repro_command, test_case_id,
+    case_id,
+    param_ids,
+    repro_command,
+    test_case_id,
 )
 from etsuite.backends.harness.contract.record import (  # noqa: F401
-    CAUSE_SEPARATOR, ERROR_LIMIT, RECORD_FIELDS, OutputStatistics, RecordError, RerunResult,
-    SubtestRecord, error_headline, trim_error,
+    CAUSE_SEPARATOR,
+    ERROR_LIMIT,
+    RECORD_FIELDS,
+    OutputStatistics,
+    RecordError,
+    RerunResult,
+    SubtestRecord,
+    error_headline,
+    trim_error,
 )
 from etsuite.backends.harness.contract.report import (  # noqa: F401
-    REPORT_KEY, REPORT_SUFFIX, facts_of_report, put_facts, put_records, records_of_test,
+    REPORT_KEY,
+    REPORT_SUFFIX,
+    facts_of_report,
+    put_facts,
+    put_records,
+    records_of_test,
 )
 from etsuite.backends.harness.contract.statuses import (  # noqa: F401
-    FAILING, ORDER, PASSING, SKIPPING, STAGE_FAILURE, STAGES, TEST_ONLY, Status,
+    FAILING,
+    ORDER,
+    PASSING,
+    SKIPPING,
+    STAGE_FAILURE,
+    STAGES,
+    TEST_ONLY,
+    Status,
 )
 from etsuite.backends.harness.contract.stream import (  # noqa: F401
-    STREAM_COLLECT_ERROR, STREAM_FINISHED, STREAM_HEADER, STREAM_REPORT, STREAM_START,
-    STREAM_SUFFIX, ended_tests, facts_of_header, header_of, outcome_of_phases, phase_category,
-    records_of_phases, stream_entries, stream_header, stream_path_for, test_ended,
+    STREAM_COLLECT_ERROR,
+    STREAM_FINISHED,
+    STREAM_HEADER,
+    STREAM_REPORT,
+    STREAM_START,
+    STREAM_SUFFIX,
+    ended_tests,
+    facts_of_header,
+    header_of,
+    outcome_of_phases,
+    phase_category,
+    records_of_phases,
+    stream_entries,
+    stream_header,
+    stream_path_for,
+    test_ended,
 )

@@ -5,7 +5,8 @@ Typed here; on disk the keys are the field names, as `to_dict` writes them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import Field, dataclass, fields
+from typing import Any, ClassVar
 
 SCHEMA_VERSION = 1
 
@@ -32,6 +33,10 @@ def _object(value, what: str) -> dict:
 class _Flat:
     """Facts whose JSON keys are the field names, in field order. A key an older writer
     did not write reads as None; a key a newer writer added is ignored."""
+
+    # Declared for the type checker only (every subclass is a dataclass): it makes
+    # `fields(self)` type-check. An annotation without a value adds no attribute.
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -86,9 +91,10 @@ class SessionFacts:
     schema_version: int | None = SCHEMA_VERSION
 
     def to_dict(self) -> dict:
-        data = {"schema_version": self.schema_version, "seed": self.seed,
-                "versions": dict(self.versions),
-                "flows": {name: flow.to_dict() for name, flow in self.flows.items()}}
+        data: dict[str, Any] = {
+            "schema_version": self.schema_version, "seed": self.seed,
+            "versions": dict(self.versions),
+            "flows": {name: flow.to_dict() for name, flow in self.flows.items()}}
         if self.seed_policy is not None:
             data["seed_policy"] = self.seed_policy
         if self.run is not None:

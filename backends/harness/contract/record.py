@@ -66,8 +66,8 @@ class OutputStatistics:
     judged: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"max_abs_error": self.max_abs_error, "mean_abs_error": self.mean_abs_error,
-                "sqnr_db": self.sqnr_db}
+        data: dict[str, Any] = {"max_abs_error": self.max_abs_error,
+                                "mean_abs_error": self.mean_abs_error, "sqnr_db": self.sqnr_db}
         if self.judged:
             data.update(error_ratio=self.error_ratio, rule=self.rule)
         return data

@@ -5,6 +5,7 @@ ConvNeXt and a U-Net. Each has a static case and a dynamic-batch case."""
 import torch
 from torch import nn
 
+
 def batch_dim():
     """Made when a test runs: torch.export costs 0.7 s to import during collection."""
     return torch.export.Dim("batch", min=1, max=4)
@@ -224,7 +225,7 @@ class ConvNeXt(nn.Module):
     def __init__(self, depths=(1, 1, 2, 1), dims=(16, 32, 64, 128), num_classes=10):
         super().__init__()
         layers = [nn.Conv2d(3, dims[0], 4, stride=4), LayerNorm2d(dims[0], eps=1e-6)]
-        for stage, (depth, dim) in enumerate(zip(depths, dims)):
+        for stage, (depth, dim) in enumerate(zip(depths, dims, strict=True)):
             if stage > 0:
                 layers += [LayerNorm2d(dims[stage - 1], eps=1e-6),
                            nn.Conv2d(dims[stage - 1], dim, 2, stride=2)]
@@ -270,7 +271,7 @@ class UNet(nn.Module):
             skips.append(x)
             x = self.pool(x)
         x = self.bottleneck(x)
-        for up, conv, skip in zip(self.up, self.up_conv, reversed(skips)):
+        for up, conv, skip in zip(self.up, self.up_conv, reversed(skips), strict=True):
             x = conv(torch.cat([up(x), skip], dim=1))
         return self.head(x)
 

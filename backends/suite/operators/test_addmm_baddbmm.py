@@ -1,4 +1,5 @@
-"""aten.addmm, aten.baddbmm, aten.addmv, aten.addbmm: broadcast bias, alpha and beta (including beta=0), dtypes."""
+"""aten.addmm, aten.baddbmm, aten.addmv, aten.addbmm: broadcast bias, alpha and beta
+(including beta=0), dtypes."""
 
 import pytest
 import torch

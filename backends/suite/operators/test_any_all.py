@@ -1,4 +1,5 @@
-"""aten.any and aten.all (whole tensor, dim, dims, keepdim): bool, float and integer inputs, all-true/all-false/nan edges, dynamic batch."""
+"""aten.any and aten.all (whole tensor, dim, dims, keepdim): bool, float and integer
+inputs, all-true/all-false/nan edges, dynamic batch."""
 
 import pytest
 import torch
@@ -39,7 +40,8 @@ def test_any_all_dim(test_runner, op, dtype):
 @pytest.mark.parametrize("op", list(OPS))
 def test_any_all_whole_tensor(test_runner, op):
     test_runner.lower_and_run_model(Reduce(op), (_input(op, (3, 4, 5), torch.bool),))
-    test_runner.lower_and_run_model(Reduce(op), (torch.ones(3, 4, dtype=torch.bool) if op == "all" else torch.zeros(3, 4, dtype=torch.bool),))
+    uniform = torch.ones(3, 4, dtype=torch.bool) if op == "all" else torch.zeros(3, 4, dtype=torch.bool)
+    test_runner.lower_and_run_model(Reduce(op), (uniform,))
 
 
 @pytest.mark.parametrize("op", list(OPS))
@@ -51,10 +53,12 @@ def test_any_all_keepdim_dims(test_runner, op):
 @pytest.mark.parametrize("op", list(OPS))
 def test_any_all_float_special_values(test_runner, op):
     # nan and -0.0: nan is true, -0.0 is false
-    x = torch.tensor([[0.0, -0.0, 0.0], [float("nan"), 0.0, 0.0], [float("inf"), 1.0, float("nan")], [-0.0, 2.0, 1e-40]])
+    x = torch.tensor([[0.0, -0.0, 0.0], [float("nan"), 0.0, 0.0], [float("inf"), 1.0, float("nan")],
+                      [-0.0, 2.0, 1e-40]])
     test_runner.lower_and_run_model(Reduce(op, dim=1), (x,))
 
 
 def test_any_all_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(Reduce("any", dim=-1), (_input("any", (4, 9), torch.bool),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(Reduce("any", dim=-1), (_input("any", (4, 9), torch.bool),),
+                                    dynamic_shapes=({0: batch},))

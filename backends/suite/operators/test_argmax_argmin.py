@@ -1,4 +1,5 @@
-"""aten.argmax and aten.argmin: dim (incl. negative), keepdim, whole tensor, float and integer dtypes with ties, nan, dynamic batch."""
+"""aten.argmax and aten.argmin: dim (incl. negative), keepdim, whole tensor, float and
+integer dtypes with ties, nan, dynamic batch."""
 
 import pytest
 import torch
@@ -37,7 +38,8 @@ def test_arg_reduce_whole_tensor(test_runner, op):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 @pytest.mark.parametrize("op", list(OPS))
 def test_arg_reduce_dtype(test_runner, op, dtype):
@@ -55,4 +57,5 @@ def test_arg_reduce_special_values(test_runner, op):
 
 def test_arg_reduce_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(ArgReduce("argmax", dim=-1), (torch.randn(4, 10),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(ArgReduce("argmax", dim=-1), (torch.randn(4, 10),),
+                                    dynamic_shapes=({0: batch},))

@@ -1,4 +1,5 @@
-"""aten.atan2 and aten.hypot: float16/bfloat16, all four quadrants, broadcasting, signed zeros and inf, integer inputs to atan2, dynamic batch."""
+"""aten.atan2 and aten.hypot: float16/bfloat16, all four quadrants, broadcasting, signed
+zeros and inf, integer inputs to atan2, dynamic batch."""
 
 import pytest
 import torch
@@ -24,7 +25,8 @@ OPS = {"atan2": Atan2, "hypot": Hypot}
 @pytest.mark.parametrize("op", list(OPS))
 def test_atan2_hypot_dtype(test_runner, op, dtype):
     shape = (3, 4, 7)
-    test_runner.lower_and_run_model(OPS[op](), ((torch.randn(shape) * 3).to(dtype), (torch.randn(shape) * 3).to(dtype)))
+    test_runner.lower_and_run_model(OPS[op](), ((torch.randn(shape) * 3).to(dtype),
+                                                (torch.randn(shape) * 3).to(dtype)))
 
 
 @pytest.mark.parametrize("op", list(OPS))
@@ -51,4 +53,5 @@ def test_atan2_integer_input(test_runner, dtype):
 
 def test_atan2_hypot_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(Atan2(), (torch.randn(4, 8), torch.randn(4, 8)), dynamic_shapes=({0: batch}, {0: batch}))
+    test_runner.lower_and_run_model(Atan2(), (torch.randn(4, 8), torch.randn(4, 8)),
+                                    dynamic_shapes=({0: batch}, {0: batch}))

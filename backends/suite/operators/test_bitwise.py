@@ -1,4 +1,5 @@
-"""aten.bitwise_and/or/xor/not and bitwise_left_shift/right_shift: int32/int64/int8/uint8 and bool, scalar operand, broadcasting, dynamic batch."""
+"""aten.bitwise_and/or/xor/not and bitwise_left_shift/right_shift: int32/int64/int8/uint8
+and bool, scalar operand, broadcasting, dynamic batch."""
 
 import pytest
 import torch
@@ -53,7 +54,8 @@ def _input(shape, dtype):
 @pytest.mark.parametrize("op", list(BINARY))
 def test_bitwise_binary(test_runner, op):
     shape = (3, 4, 5)
-    test_runner.lower_and_run_model(Bitwise(BINARY[op]), (_input(shape, torch.int32), _input(shape, torch.int32)))
+    test_runner.lower_and_run_model(Bitwise(BINARY[op]),
+                                    (_input(shape, torch.int32), _input(shape, torch.int32)))
 
 
 @pytest.mark.parametrize(
@@ -84,16 +86,19 @@ def test_bitwise_scalar(test_runner):
 
 
 def test_bitwise_shift_scalar(test_runner):
-    test_runner.lower_and_run_model(BitwiseScalar(torch.bitwise_right_shift, 3), (_input((4, 7), torch.int64),))
+    test_runner.lower_and_run_model(BitwiseScalar(torch.bitwise_right_shift, 3),
+                                    (_input((4, 7), torch.int64),))
 
 
 def test_bitwise_broadcast(test_runner):
     x = _input((2, 3, 6), torch.int32)
     test_runner.lower_and_run_model(Bitwise(torch.bitwise_or), (x, _input((6,), torch.int32)))
-    test_runner.lower_and_run_model(Bitwise(torch.bitwise_and), (_input((5, 1), torch.bool), _input((1, 4), torch.bool)))
+    test_runner.lower_and_run_model(Bitwise(torch.bitwise_and),
+                                    (_input((5, 1), torch.bool), _input((1, 4), torch.bool)))
 
 
 def test_bitwise_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
     x, y = _input((4, 6), torch.int64), _input((4, 6), torch.int64)
-    test_runner.lower_and_run_model(Bitwise(torch.bitwise_xor), (x, y), dynamic_shapes=({0: batch}, {0: batch}))
+    test_runner.lower_and_run_model(Bitwise(torch.bitwise_xor), (x, y),
+                                    dynamic_shapes=({0: batch}, {0: batch}))

@@ -1,4 +1,5 @@
-"""aten.unbind, aten.split via chunk/tensor_split, aten.slice via narrow: dims, fewer chunks than asked, dtypes."""
+"""aten.unbind, aten.split via chunk/tensor_split, aten.slice via narrow: dims, fewer
+chunks than asked, dtypes."""
 
 import pytest
 import torch

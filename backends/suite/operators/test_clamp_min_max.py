@@ -1,4 +1,5 @@
-"""aten.clamp_min / clamp_max (scalar and tensor bounds) and aten.clamp with tensor bounds: float and integer dtypes, broadcasting, min > max, nan, dynamic batch."""
+"""aten.clamp_min / clamp_max (scalar and tensor bounds) and aten.clamp with tensor
+bounds: float and integer dtypes, broadcasting, min > max, nan, dynamic batch."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.eq, ne, lt, le, gt, ge (Tensor and Scalar overloads): float and integer dtypes, broadcasting, nan and inf, dynamic batch."""
+"""aten.eq, ne, lt, le, gt, ge (Tensor and Scalar overloads): float and integer dtypes,
+broadcasting, nan and inf, dynamic batch."""
 
 import operator
 
@@ -44,11 +45,13 @@ def _values(shape, dtype):
 @pytest.mark.parametrize("op", list(OPS))
 def test_compare_tensor(test_runner, op):
     shape = (3, 4, 5)
-    test_runner.lower_and_run_model(Compare(op), (_values(shape, torch.float32), _values(shape, torch.float32)))
+    test_runner.lower_and_run_model(Compare(op),
+                                    (_values(shape, torch.float32), _values(shape, torch.float32)))
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 def test_compare_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(AllComparisons(), (_values((4, 8), dtype), _values((4, 8), dtype)))
@@ -61,8 +64,10 @@ def test_compare_scalar(test_runner, scalar):
 
 
 def test_compare_broadcast(test_runner):
-    test_runner.lower_and_run_model(AllComparisons(), (_values((2, 3, 6), torch.float32), _values((6,), torch.float32)))
-    test_runner.lower_and_run_model(AllComparisons(), (_values((5, 1), torch.int32), _values((1, 2, 4), torch.int32)))
+    test_runner.lower_and_run_model(AllComparisons(),
+                                    (_values((2, 3, 6), torch.float32), _values((6,), torch.float32)))
+    test_runner.lower_and_run_model(AllComparisons(),
+                                    (_values((5, 1), torch.int32), _values((1, 2, 4), torch.int32)))
 
 
 def test_compare_mixed_dtypes(test_runner):

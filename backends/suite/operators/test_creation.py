@@ -61,7 +61,8 @@ class FullLikeDtype(torch.nn.Module):
 )
 def test_arange(test_runner, start, end, step, dtype):
     length = len(torch.arange(start, end, step))
-    x = torch.randint(-5, 5, (2, length)) if dtype is None and isinstance(step, int) else torch.randn(2, length)
+    integral = dtype is None and isinstance(step, int)
+    x = torch.randint(-5, 5, (2, length)) if integral else torch.randn(2, length)
     test_runner.lower_and_run_model(Arange(start, end, step, dtype), (x,))
 
 

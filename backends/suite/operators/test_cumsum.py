@@ -1,4 +1,5 @@
-"""aten.cumsum and aten.cumprod: dim (first, middle, last, negative), dtype argument, float and integer dtypes, inf/nan, dynamic batch."""
+"""aten.cumsum and aten.cumprod: dim (first, middle, last, negative), dtype argument,
+float and integer dtypes, inf/nan, dynamic batch."""
 
 import pytest
 import torch
@@ -34,7 +35,8 @@ def test_cumulative_dim(test_runner, op, dim):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 @pytest.mark.parametrize("op", list(OPS))
 def test_cumulative_dtype(test_runner, op, dtype):
@@ -44,7 +46,8 @@ def test_cumulative_dtype(test_runner, op, dtype):
 
 @pytest.mark.parametrize("op", list(OPS))
 def test_cumulative_dtype_argument(test_runner, op):
-    test_runner.lower_and_run_model(Cumulative(op, 1, dtype=torch.float32), (_input(op, (3, 7), torch.int32),))
+    test_runner.lower_and_run_model(Cumulative(op, 1, dtype=torch.float32),
+                                    (_input(op, (3, 7), torch.int32),))
 
 
 def test_cumsum_long_rank1(test_runner):
@@ -53,10 +56,12 @@ def test_cumsum_long_rank1(test_runner):
 
 @pytest.mark.parametrize("op", list(OPS))
 def test_cumulative_special_values(test_runner, op):
-    x = torch.tensor([[1.0, float("inf"), 2.0, float("-inf")], [0.0, float("nan"), 1.0, 2.0], [2.0, 0.0, float("inf"), 1.0]])
+    x = torch.tensor([[1.0, float("inf"), 2.0, float("-inf")], [0.0, float("nan"), 1.0, 2.0],
+                      [2.0, 0.0, float("inf"), 1.0]])
     test_runner.lower_and_run_model(Cumulative(op, 1), (x,))
 
 
 def test_cumulative_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(Cumulative("cumsum", -1), (torch.randn(4, 8),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(Cumulative("cumsum", -1), (torch.randn(4, 8),),
+                                    dynamic_shapes=({0: batch},))

@@ -1,4 +1,5 @@
-"""aten._embedding_bag via nn.EmbeddingBag: sum/mean/max modes, offsets or 2-D input, per-sample weights, padding_idx."""
+"""aten._embedding_bag via nn.EmbeddingBag: sum/mean/max modes, offsets or 2-D input,
+per-sample weights, padding_idx."""
 
 import pytest
 import torch

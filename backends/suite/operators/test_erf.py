@@ -1,4 +1,5 @@
-"""aten.erf: float16/bfloat16, ranks 1 to 5, tails and inf/nan, integer input (promoted to float), dynamic batch."""
+"""aten.erf: float16/bfloat16, ranks 1 to 5, tails and inf/nan, integer input (promoted
+to float), dynamic batch."""
 
 import pytest
 import torch
@@ -9,7 +10,8 @@ class Erf(torch.nn.Module):
         return torch.erf(x)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16],
+                         ids=["float32", "float16", "bfloat16"])
 def test_erf_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(Erf(), ((torch.randn(4, 5, 6) * 1.5).to(dtype),))
 
@@ -20,7 +22,8 @@ def test_erf_shapes(test_runner, shape):
 
 
 def test_erf_special_values(test_runner):
-    x = torch.tensor([0.0, -0.0, 1e-8, -1e-8, 3.0, -3.0, 6.0, -10.0, float("inf"), float("-inf"), float("nan")])
+    x = torch.tensor([0.0, -0.0, 1e-8, -1e-8, 3.0, -3.0, 6.0, -10.0,
+                      float("inf"), float("-inf"), float("nan")])
     test_runner.lower_and_run_model(Erf(), (x,))
 
 

@@ -1,4 +1,6 @@
-"""aten.exp, log, log2, log10, log1p, expm1: per-op float32 at ranks 1 and 5, float16/bfloat16, domain edges (0, -1, inf, nan, negatives), small arguments, dynamic batch."""
+"""aten.exp, log, log2, log10, log1p, expm1: per-op float32 at ranks 1 and 5,
+float16/bfloat16, domain edges (0, -1, inf, nan, negatives), small arguments, dynamic
+batch."""
 
 import math
 
@@ -26,7 +28,8 @@ class Unary(torch.nn.Module):
 
 
 class AllExpLog(torch.nn.Module):
-    """All six functions of one input; output i is the i-th op of OPS (exp, log, log2, log10, log1p, expm1)."""
+    """All six functions of one input; output i is the i-th op of OPS (exp, log, log2,
+    log10, log1p, expm1)."""
 
     def forward(self, x):
         return tuple(op(x) for op in OPS.values())

@@ -1,4 +1,5 @@
-"""aten.flip (also fliplr/flipud): one, several and all dims, negative dims, 1-D to 5-D, size-1 dims, dtypes."""
+"""aten.flip (also fliplr/flipud): one, several and all dims, negative dims, 1-D to 5-D,
+size-1 dims, dtypes."""
 
 import pytest
 import torch

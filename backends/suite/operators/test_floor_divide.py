@@ -1,4 +1,5 @@
-"""aten.floor_divide: integer and float dtypes, mixed signs (rounds toward -inf), broadcasting, scalar divisor, dynamic batch."""
+"""aten.floor_divide: integer and float dtypes, mixed signs (rounds toward -inf),
+broadcasting, scalar divisor, dynamic batch."""
 
 import pytest
 import torch

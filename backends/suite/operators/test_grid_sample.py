@@ -1,4 +1,5 @@
-"""aten.grid_sampler_2d/3d via F.grid_sample: bilinear/nearest/bicubic, zeros/border/reflection padding, align_corners."""
+"""aten.grid_sampler_2d/3d via F.grid_sample: bilinear/nearest/bicubic,
+zeros/border/reflection padding, align_corners."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""torch.nn.GRU and torch.nn.RNN (tanh, relu): layers, bidirectional, batch_first, initial state, unbatched."""
+"""torch.nn.GRU and torch.nn.RNN (tanh, relu): layers, bidirectional, batch_first,
+initial state, unbatched."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.index_put (accumulate or not; one, two and middle-dim index tensors; broadcast values), index_add, index_copy."""
+"""aten.index_put (accumulate or not; one, two and middle-dim index tensors; broadcast
+values), index_add, index_copy."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.index.Tensor (advanced indexing x[idx]): leading/middle dims, several and broadcast index tensors, dtypes."""
+"""aten.index.Tensor (advanced indexing x[idx]): leading/middle dims, several and
+broadcast index tensors, dtypes."""
 
 import pytest
 import torch

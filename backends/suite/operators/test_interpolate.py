@@ -1,4 +1,5 @@
-"""aten.upsample_* via F.interpolate: nearest-exact, bicubic, fractional scales, downsampling, 1-D linear, 3-D trilinear."""
+"""aten.upsample_* via F.interpolate: nearest-exact, bicubic, fractional scales,
+downsampling, 1-D linear, 3-D trilinear."""
 
 import pytest
 import torch

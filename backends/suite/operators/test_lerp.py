@@ -1,4 +1,5 @@
-"""aten.lerp (Scalar and Tensor weight): weights inside and outside [0, 1], broadcasting, float16/bfloat16, dynamic batch."""
+"""aten.lerp (Scalar and Tensor weight): weights inside and outside [0, 1], broadcasting,
+float16/bfloat16, dynamic batch."""
 
 import pytest
 import torch
@@ -51,4 +52,5 @@ def test_lerp_special_values(test_runner):
 def test_lerp_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
     start, end, weight = torch.randn(4, 7), torch.randn(4, 7), torch.rand(4, 7)
-    test_runner.lower_and_run_model(LerpTensor(), (start, end, weight), dynamic_shapes=({0: batch}, {0: batch}, {0: batch}))
+    test_runner.lower_and_run_model(LerpTensor(), (start, end, weight),
+                                    dynamic_shapes=({0: batch}, {0: batch}, {0: batch}))

@@ -1,4 +1,5 @@
-"""aten.logical_and, logical_or, logical_xor, logical_not: bool and float inputs (zero is false, nan is true), broadcasting, dynamic batch."""
+"""aten.logical_and, logical_or, logical_xor, logical_not: bool and float inputs (zero is
+false, nan is true), broadcasting, dynamic batch."""
 
 import pytest
 import torch
@@ -41,11 +42,13 @@ def test_logical_not(test_runner, dtype):
 
 @pytest.mark.parametrize("op", list(BINARY))
 def test_logical_broadcast(test_runner, op):
-    test_runner.lower_and_run_model(LogicalBinary(op), (_input((2, 3, 6), torch.bool), _input((6,), torch.bool)))
+    test_runner.lower_and_run_model(LogicalBinary(op),
+                                    (_input((2, 3, 6), torch.bool), _input((6,), torch.bool)))
 
 
 def test_logical_mixed_dtypes(test_runner):
-    test_runner.lower_and_run_model(LogicalBinary("and"), (_input((4, 7), torch.bool), _input((4, 7), torch.float32)))
+    test_runner.lower_and_run_model(LogicalBinary("and"),
+                                    (_input((4, 7), torch.bool), _input((4, 7), torch.float32)))
 
 
 def test_logical_float_special_values(test_runner):

@@ -1,4 +1,5 @@
-"""torch.nn.LSTM: one and two layers, bidirectional, batch_first, initial states, proj_size, unbatched input."""
+"""torch.nn.LSTM: one and two layers, bidirectional, batch_first, initial states,
+proj_size, unbatched input."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.masked_fill (scalar and 0-d tensor value): mask input or computed, broadcast masks, -inf fill, dtypes."""
+"""aten.masked_fill (scalar and 0-d tensor value): mask input or computed, broadcast
+masks, -inf fill, dtypes."""
 
 import pytest
 import torch

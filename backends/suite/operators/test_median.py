@@ -1,4 +1,5 @@
-"""aten.median (whole tensor) and aten.median.dim (values and indices): dim, keepdim, even lengths (lower median), float and integer dtypes, nan, dynamic batch."""
+"""aten.median (whole tensor) and aten.median.dim (values and indices): dim, keepdim,
+even lengths (lower median), float and integer dtypes, nan, dynamic batch."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.linalg_vector_norm (torch.linalg.vector_norm, torch.norm): ord 1, 2, inf, -inf, 3, dims and keepdim, float16/bfloat16, dynamic batch."""
+"""aten.linalg_vector_norm (torch.linalg.vector_norm, torch.norm): ord 1, 2, inf, -inf,
+3, dims and keepdim, float16/bfloat16, dynamic batch."""
 
 import math
 
@@ -28,7 +29,8 @@ class Norm(torch.nn.Module):
         return torch.norm(x, p=self.p, dim=self.dim, keepdim=self.keepdim)
 
 
-@pytest.mark.parametrize("ord", [1, 2, math.inf, -math.inf, 3], ids=["ord1", "ord2", "ord_inf", "ord_neg_inf", "ord3"])
+@pytest.mark.parametrize("ord", [1, 2, math.inf, -math.inf, 3],
+                         ids=["ord1", "ord2", "ord_inf", "ord_neg_inf", "ord3"])
 def test_vector_norm_ord(test_runner, ord):
     test_runner.lower_and_run_model(VectorNorm(ord, dim=-1), (torch.randn(4, 3, 10),))
 
@@ -40,7 +42,8 @@ def test_vector_norm_dims(test_runner, dim, keepdim):
     test_runner.lower_and_run_model(VectorNorm(2, dim=dim, keepdim=keepdim), (torch.randn(3, 4, 5, 2),))
 
 
-@pytest.mark.parametrize("p,dim", [("fro", None), (1, 1), (2, -1)], ids=["default_fro", "p1_dim1", "p2_dim_neg1"])
+@pytest.mark.parametrize("p,dim", [("fro", None), (1, 1), (2, -1)],
+                         ids=["default_fro", "p1_dim1", "p2_dim_neg1"])
 def test_torch_norm(test_runner, p, dim):
     test_runner.lower_and_run_model(Norm(p, dim=dim), (torch.randn(5, 6, 4),))
 
@@ -59,4 +62,5 @@ def test_vector_norm_special_values(test_runner):
 
 def test_vector_norm_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(VectorNorm(2, dim=-1), (torch.randn(4, 12),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(VectorNorm(2, dim=-1), (torch.randn(4, 12),),
+                                    dynamic_shapes=({0: batch},))

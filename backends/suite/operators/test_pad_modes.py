@@ -1,4 +1,5 @@
-"""aten.reflection_pad{1,2,3}d, aten.replication_pad{1,2,3}d and circular pad via F.pad: asymmetric, unbatched, dtypes."""
+"""aten.reflection_pad{1,2,3}d, aten.replication_pad{1,2,3}d and circular pad via F.pad:
+asymmetric, unbatched, dtypes."""
 
 import pytest
 import torch
@@ -41,7 +42,8 @@ def test_pad_modes_large(test_runner):
 
 
 def test_pad_mode_dtype(test_runner):
-    test_runner.lower_and_run_model(Pad((1, 2, 2, 1), "replicate"), (torch.randn(1, 3, 5, 5).to(torch.bfloat16),))
+    test_runner.lower_and_run_model(Pad((1, 2, 2, 1), "replicate"),
+                                    (torch.randn(1, 3, 5, 5).to(torch.bfloat16),))
 
 
 def test_pad_mode_dynamic(test_runner):

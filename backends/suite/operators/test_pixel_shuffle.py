@@ -1,4 +1,5 @@
-"""aten.pixel_shuffle and aten.pixel_unshuffle: factors 2 and 3, unbatched and 5-D inputs, round trip, dtypes."""
+"""aten.pixel_shuffle and aten.pixel_unshuffle: factors 2 and 3, unbatched and 5-D
+inputs, round trip, dtypes."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.prod and aten.prod.dim_int: whole tensor, dim (incl. negative), keepdim, dtype argument, float and integer dtypes, zeros, dynamic batch."""
+"""aten.prod and aten.prod.dim_int: whole tensor, dim (incl. negative), keepdim, dtype
+argument, float and integer dtypes, zeros, dynamic batch."""
 
 import pytest
 import torch
@@ -30,7 +31,8 @@ def _near_one(shape):
     return (torch.rand(shape) * 0.5 + 0.75) * sign
 
 
-@pytest.mark.parametrize("dim,keepdim", [(0, False), (-1, False), (1, True)], ids=["dim0", "dim_neg1", "dim1_keepdim"])
+@pytest.mark.parametrize("dim,keepdim", [(0, False), (-1, False), (1, True)],
+                         ids=["dim0", "dim_neg1", "dim1_keepdim"])
 def test_prod_dim(test_runner, dim, keepdim):
     test_runner.lower_and_run_model(ProdDim(dim, keepdim), (_near_one((4, 5, 6)),))
 
@@ -40,7 +42,8 @@ def test_prod_whole_tensor(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 def test_prod_dtype(test_runner, dtype):
     if dtype.is_floating_point:
@@ -57,7 +60,8 @@ def test_prod_dtype_argument(test_runner):
 
 
 def test_prod_special_values(test_runner):
-    x = torch.tensor([[1.0, 0.0, float("inf")], [2.0, -0.0, 3.0], [float("nan"), 1.0, 2.0], [-1.0, float("inf"), -2.0]])
+    x = torch.tensor([[1.0, 0.0, float("inf")], [2.0, -0.0, 3.0], [float("nan"), 1.0, 2.0],
+                      [-1.0, float("inf"), -2.0]])
     test_runner.lower_and_run_model(ProdDim(1), (x,))
 
 

@@ -1,4 +1,5 @@
-"""aten.reciprocal: float16/bfloat16, negatives, integer inputs (promoted to float), zero/inf/nan, dynamic batch."""
+"""aten.reciprocal: float16/bfloat16, negatives, integer inputs (promoted to float),
+zero/inf/nan, dynamic batch."""
 
 import pytest
 import torch
@@ -15,7 +16,8 @@ def _nonzero(shape):
     return x * sign
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16],
+                         ids=["float32", "float16", "bfloat16"])
 def test_reciprocal_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(Reciprocal(), (_nonzero((4, 5, 6)).to(dtype),))
 

@@ -1,4 +1,5 @@
-"""aten.remainder and aten.fmod: integer and float dtypes, mixed signs (sign of divisor vs dividend), scalar divisor, broadcasting, dynamic batch."""
+"""aten.remainder and aten.fmod: integer and float dtypes, mixed signs (sign of divisor
+vs dividend), scalar divisor, broadcasting, dynamic batch."""
 
 import pytest
 import torch
@@ -71,7 +72,8 @@ def test_remainder_scalar(test_runner, op, divisor):
 def test_remainder_broadcast(test_runner, op):
     x = _dividend((2, 3, 6), torch.float32)
     test_runner.lower_and_run_model(OPS[op](), (x, _divisor((6,), torch.float32)))
-    test_runner.lower_and_run_model(OPS[op](), (_dividend((5, 1), torch.int64), _divisor((1, 4), torch.int64)))
+    test_runner.lower_and_run_model(OPS[op](),
+                                    (_dividend((5, 1), torch.int64), _divisor((1, 4), torch.int64)))
 
 
 @pytest.mark.parametrize("op", list(OPS))

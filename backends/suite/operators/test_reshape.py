@@ -1,4 +1,5 @@
-"""aten.view_copy via reshape/unflatten/reshape_as: rank changes 0-D to 5-D, size-1 dims, dtypes, dynamic batch."""
+"""aten.view_copy via reshape/unflatten/reshape_as: rank changes 0-D to 5-D, size-1 dims,
+dtypes, dynamic batch."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.ceil, floor, round (incl. round.decimals) and trunc: .5 ties and signed zero per op, float16/bfloat16 and integer dtypes, inf/nan, dynamic batch."""
+"""aten.ceil, floor, round (incl. round.decimals) and trunc: .5 ties and signed zero per
+op, float16/bfloat16 and integer dtypes, inf/nan, dynamic batch."""
 
 import pytest
 import torch
@@ -40,7 +41,8 @@ def test_rounding_float32(test_runner, op):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 def test_rounding_dtype(test_runner, dtype):
     if dtype.is_floating_point:

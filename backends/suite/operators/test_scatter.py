@@ -1,4 +1,5 @@
-"""aten.scatter (src and value), aten.scatter_add, aten.scatter_reduce (sum, prod, amax, amin, mean; include_self)."""
+"""aten.scatter (src and value), aten.scatter_add, aten.scatter_reduce (sum, prod, amax,
+amin, mean; include_self)."""
 
 import pytest
 import torch

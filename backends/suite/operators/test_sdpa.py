@@ -1,4 +1,5 @@
-"""F.scaled_dot_product_attention: no mask, bool/float masks, is_causal, head dims, cross attention, GQA, scale."""
+"""F.scaled_dot_product_attention: no mask, bool/float masks, is_causal, head dims, cross
+attention, GQA, scale."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.select: integer indexing of one dim, rank 1 to 5, negative dims and indices, chained selects, dtypes."""
+"""aten.select: integer indexing of one dim, rank 1 to 5, negative dims and indices,
+chained selects, dtypes."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.sort (default and stable overloads, values and indices) and aten.argsort: dim, descending, stable sort with ties, float and integer dtypes, nan/inf, dynamic batch."""
+"""aten.sort (default and stable overloads, values and indices) and aten.argsort: dim,
+descending, stable sort with ties, float and integer dtypes, nan/inf, dynamic batch."""
 
 import pytest
 import torch
@@ -53,7 +54,8 @@ def test_argsort(test_runner, descending):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 def test_sort_dtype(test_runner, dtype):
     test_runner.lower_and_run_model(Sort(), (_distinct((6, 10), dtype),))

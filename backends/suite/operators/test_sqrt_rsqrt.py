@@ -1,4 +1,5 @@
-"""aten.sqrt and aten.rsqrt: float16/bfloat16, integer inputs (promoted to float), zero/inf/nan/negatives, dynamic batch."""
+"""aten.sqrt and aten.rsqrt: float16/bfloat16, integer inputs (promoted to float),
+zero/inf/nan/negatives, dynamic batch."""
 
 import pytest
 import torch

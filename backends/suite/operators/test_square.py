@@ -1,4 +1,5 @@
-"""torch.square (aten.pow.Tensor_Scalar with exponent 2 after export): float and integer dtypes, shapes, inf/nan, dynamic batch."""
+"""torch.square (aten.pow.Tensor_Scalar with exponent 2 after export): float and integer
+dtypes, shapes, inf/nan, dynamic batch."""
 
 import pytest
 import torch

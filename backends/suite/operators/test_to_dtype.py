@@ -1,4 +1,5 @@
-"""aten._to_copy (dtype casts): float32 to and from float16/bfloat16/int32/int64/bool, int and half casts, edges."""
+"""aten._to_copy (dtype casts): float32 to and from float16/bfloat16/int32/int64/bool,
+int and half casts, edges."""
 
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""aten.topk (values and indices): k from 1 to the full size, dim, largest/smallest, float and integer dtypes, dynamic batch."""
+"""aten.topk (values and indices): k from 1 to the full size, dim, largest/smallest,
+float and integer dtypes, dynamic batch."""
 
 import pytest
 import torch
@@ -39,7 +40,8 @@ def test_topk_smallest(test_runner):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64], ids=["float16", "bfloat16", "int32", "int64"]
+    "dtype", [torch.float16, torch.bfloat16, torch.int32, torch.int64],
+    ids=["float16", "bfloat16", "int32", "int64"],
 )
 def test_topk_dtype(test_runner, dtype):
     # 96 distinct values: exact in bfloat16 as well

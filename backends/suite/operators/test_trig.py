@@ -1,4 +1,5 @@
-"""aten.sin, cos, tan, asin, acos, atan, sinh, cosh: per-op float32, float16/bfloat16, out-of-domain and inf/nan, rank 5, dynamic batch."""
+"""aten.sin, cos, tan, asin, acos, atan, sinh, cosh: per-op float32, float16/bfloat16,
+out-of-domain and inf/nan, rank 5, dynamic batch."""
 
 import math
 
@@ -27,7 +28,8 @@ class Trig(torch.nn.Module):
 
 
 class AllTrig(torch.nn.Module):
-    """All eight functions of one input; output i is the i-th op of OPS (sin, cos, tan, asin, acos, atan, sinh, cosh)."""
+    """All eight functions of one input; output i is the i-th op of OPS (sin, cos, tan,
+    asin, acos, atan, sinh, cosh)."""
 
     def forward(self, x):
         return tuple(op(x) for op in OPS.values())
@@ -57,7 +59,8 @@ def test_trig_dtype(test_runner, dtype):
 
 def test_trig_special_values(test_runner):
     # exact points, out-of-domain values for asin/acos (nan), large arguments, inf and nan
-    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, math.pi / 4, 1.5, -2.0, 20.0, float("inf"), float("-inf"), float("nan")])
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, math.pi / 4, 1.5, -2.0, 20.0,
+                      float("inf"), float("-inf"), float("nan")])
     test_runner.lower_and_run_model(AllTrig(), (x,))
 
 

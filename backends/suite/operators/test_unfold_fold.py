@@ -1,4 +1,5 @@
-"""aten.unfold (Tensor.unfold sliding windows) and F.unfold/F.fold (im2col/col2im): size, step, dilation, padding."""
+"""aten.unfold (Tensor.unfold sliding windows) and F.unfold/F.fold (im2col/col2im): size,
+step, dilation, padding."""
 
 import pytest
 import torch

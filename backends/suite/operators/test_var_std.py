@@ -1,4 +1,5 @@
-"""aten.var.correction and aten.std.correction: one and several dims, whole tensor, unbiased/correction (0, 1, 2), keepdim, float16/bfloat16, dynamic batch."""
+"""aten.var.correction and aten.std.correction: one and several dims, whole tensor,
+unbiased/correction (0, 1, 2), keepdim, float16/bfloat16, dynamic batch."""
 
 import pytest
 import torch
@@ -68,4 +69,5 @@ def test_var_std_single_element_slice(test_runner):
 
 def test_var_std_dynamic_shape(test_runner):
     batch = torch.export.Dim("batch", min=1, max=8)
-    test_runner.lower_and_run_model(VarStd("var", dim=-1), (torch.randn(4, 12),), dynamic_shapes=({0: batch},))
+    test_runner.lower_and_run_model(VarStd("var", dim=-1), (torch.randn(4, 12),),
+                                    dynamic_shapes=({0: batch},))
