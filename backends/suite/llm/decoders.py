@@ -5,9 +5,20 @@ Every builder returns a `Decoder`: the module (eval mode, parameters without gra
 its steps (a list of input tuples, plain tensors) and the dynamic shapes to export it with
 (None for a static program). A `Decoder` unpacks as `module, steps, dynamic_shapes`.
 The program is meant to be exported from a copy of the module in its initial state with
-`steps[0]` as the example inputs, under `torch.no_grad()` (with gradients on, `to_edge`
-fails on the `copy_` into the cache), loaded once, and each step executed on that one
-method, so the runtime carries the cache from step to step as the eager module does.
+`steps[0]` as the example inputs, loaded once, and each step executed on that one method,
+so the runtime carries the cache from step to step as the eager module does.
+
+Exporting them (checked with torch 2.13, executorch 1.5.1, transformers 5.24):
+- under `torch.no_grad()`: with gradients on, `to_edge` fails on the `copy_` into the cache;
+- non-strict `torch.export.export` works for every builder here (strict too);
+- a dynamic Dim whose example (steps[0]) has size 1 is specialised by export ("marked
+  seq as dynamic but your code specialized it to be a constant (1)"); under
+  `torch.fx.experimental._config.patch(backed_size_oblivious=True)` the Llama exports but
+  to_edge's verifier then fails, and Qwen3 does not export. So the dynamic builders take
+  prefill_len >= 2 (ValueError otherwise) and a one-token prompt is a static builder's;
+- lower a fresh export for each flow: lowering deepcopies of one export, portable and
+  then XNNPACK, failed on XNNPACK for `llama_kv_dynamic` (`PendingUnbackedSymbolNotFound`
+  for its `.item()` symbols), while XNNPACK on a fresh export works.
 
 Weights are the libraries' random initialisation and tokens come from `torch.randint`:
 both deterministic under `torch.manual_seed`. Nothing is downloaded; every config is
@@ -16,17 +27,20 @@ explicit and tiny (hidden size 64, 2 layers, 4 heads, vocabulary 128, context 64
 Families:
 - ExecuTorch's own Llama (`executorch.examples.models.llama`): GQA or MHA, RoPE, SwiGLU,
   with its KV cache in three export styles (`llama_kv_static`, `llama_kv_dynamic`,
-  `llama_kv_positions`) and without a cache (`llama_no_kv`, stateless, growing prefix).
+  `llama_kv_positions`) and without a cache (`llama_no_kv`, stateless, growing prefix);
+  `family="qwen3"` or `"phi_4_mini"` gives the features of ExecuTorch's examples of those
+  names, which are the same Transformer with other `ModelArgs`.
 - Hugging Face `transformers` decoders behind its ExecuTorch static-cache wrappers
   (`transformers.integrations.executorch`): Qwen3 (q/k RMSNorm, GQA), Gemma 2 (sliding
   window, attention and final logit softcapping, tied embeddings), Gemma 3 (sliding window
   with its own RoPE base, q/k norm, tied embeddings), Phi-3 (fused qkv and gate-up
-  projections); and the T5 decoder (cross-attention over given encoder states).
+  projections); and the decoders of T5 and Whisper (cross-attention over given encoder
+  states).
 """
 
 import dataclasses
 import re
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 import torch
 
@@ -34,7 +48,7 @@ VOCAB = 128
 MAX_SEQ_LEN = 64  # the cache's length, and the longest sequence a dynamic Dim allows
 N_DECODE = 8
 
-Step = Tuple[torch.Tensor, ...]
+Step = tuple[torch.Tensor, ...]
 
 
 @dataclasses.dataclass
@@ -47,19 +61,19 @@ class Decoder:
 
     name: str
     module: torch.nn.Module
-    steps: List[Step]
+    steps: list[Step]
     dynamic_shapes: Any = None
     stateful: bool = True
-    cache_buffers: Tuple[str, ...] = ()
+    cache_buffers: tuple[str, ...] = ()
 
     def __iter__(self):
         return iter((self.module, self.steps, self.dynamic_shapes))
 
 
 def decode_steps(prefill_len: int, n_decode: int = N_DECODE, vocab: int = VOCAB, *,
-                 positions: Optional[str] = "each", prefill: str = "chunk",
+                 positions: str | None = "each", prefill: str = "chunk",
                  prefix: bool = False, start: int = 0,
-                 generator: Optional[torch.Generator] = None) -> List[Step]:
+                 generator: torch.Generator | None = None) -> list[Step]:
     """A prompt of `prefill_len` random tokens, then `n_decode` single-token steps.
 
     prefill: "chunk" gives the prompt as one step of shape [1, prefill_len];
@@ -87,7 +101,7 @@ def decode_steps(prefill_len: int, n_decode: int = N_DECODE, vocab: int = VOCAB,
     p = 0
     for length in lengths:
         chunk = tokens[:, :p + length] if prefix else tokens[:, p:p + length]
-        step: Tuple[torch.Tensor, ...] = (chunk.clone(),)
+        step: tuple[torch.Tensor, ...] = (chunk.clone(),)
         if positions == "each":
             step += (torch.arange(start + p, start + p + length),)
         elif positions == "start":
@@ -95,6 +109,16 @@ def decode_steps(prefill_len: int, n_decode: int = N_DECODE, vocab: int = VOCAB,
         steps.append(step)
         p += length
     return steps
+
+
+def _dynamic_prefill(prefill_len):
+    """A dynamic program is exported from its first step: a prompt of one token would be
+    an example of size 1, which export specialises (see the module's notes)."""
+    if prefill_len < 2:
+        raise ValueError(f"a dynamic prefill needs prefill_len >= 2 (got {prefill_len}): export "
+                         "specialises a dynamic dim whose example has size 1; use the "
+                         "static builder for a one-token prompt")
+    return prefill_len
 
 
 def _frozen(module: torch.nn.Module) -> torch.nn.Module:
@@ -113,7 +137,7 @@ def _seq_dim(name="seq", min=1, max=MAX_SEQ_LEN - 1):
 _CACHE_BUFFER = re.compile(r"k_cache|v_cache|(key_cache|value_cache|cumulative_length)_\d+")
 
 
-def _cache_buffers(module: torch.nn.Module) -> Tuple[str, ...]:
+def _cache_buffers(module: torch.nn.Module) -> tuple[str, ...]:
     """The names of the buffers a step writes: ExecuTorch's KVCache (k_cache, v_cache) and
     transformers' ExecuTorch wrappers (key_cache_<i>, value_cache_<i>, cumulative_length_<i>)."""
     return tuple(n for n, _ in module.named_buffers()
@@ -151,9 +175,9 @@ class LlamaWithoutCache(torch.nn.Module):
 LLAMA_FAMILIES = {
     "llama": {},
     # Qwen3: RMSNorm on q and k per head before RoPE, Hugging Face RoPE layout
-    "qwen3": dict(use_qk_norm=True, qk_norm_before_rope=True, use_hf_rope=True),
+    "qwen3": {"use_qk_norm": True, "qk_norm_before_rope": True, "use_hf_rope": True},
     # Phi-4-mini: RoPE on 3/4 of each head, Hugging Face RoPE layout
-    "phi_4_mini": dict(partial_rotary_factor=0.75, use_hf_rope=True),
+    "phi_4_mini": {"partial_rotary_factor": 0.75, "use_hf_rope": True},
 }
 
 
@@ -162,9 +186,9 @@ def llama_args(n_kv_heads=2, family="llama", **overrides):
     with the features of one of `LLAMA_FAMILIES`."""
     from executorch.examples.models.llama.model_args import ModelArgs
 
-    fields = dict(dim=64, n_layers=2, n_heads=4, n_kv_heads=n_kv_heads, vocab_size=VOCAB,
-                  hidden_dim=128, max_seq_len=MAX_SEQ_LEN, max_context_len=MAX_SEQ_LEN,
-                  max_batch_size=1)
+    fields = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": n_kv_heads,
+              "vocab_size": VOCAB, "hidden_dim": 128, "max_seq_len": MAX_SEQ_LEN,
+              "max_context_len": MAX_SEQ_LEN, "max_batch_size": 1}
     fields.update(LLAMA_FAMILIES[family])
     fields.update(overrides)
     return ModelArgs(**fields)
@@ -184,7 +208,8 @@ def _llama_name(kind, n_kv_heads, prefill_len, args):
 
 def llama_kv_static(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> Decoder:
     """ExecuTorch's default Llama program: KV cache, static shapes (tokens [1, 1],
-    input_pos [1]); the prompt is fed one token per step. n_kv_heads 2 is GQA, 4 MHA."""
+    input_pos [1]); the prompt is fed one token per step. n_kv_heads 2 is GQA, 4 MHA;
+    `family` and other keywords go to `llama_args`."""
     module = _llama(llama_args(n_kv_heads, use_kv_cache=True, **args), LlamaWithCache)
     steps = decode_steps(prefill_len, n_decode, prefill="tokenwise", positions="each")
     return Decoder(_llama_name("kv_static", n_kv_heads, prefill_len, args), module, steps, None,
@@ -194,7 +219,8 @@ def llama_kv_static(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> D
 def llama_kv_dynamic(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> Decoder:
     """Llama with `enable_dynamic_shape`: the prompt in one step, tokens [1, L] with L
     dynamic, input_pos = [start] (the cache is written with index_copy_ at start..start+L
-    and the mask and RoPE tables narrowed there, through `.item()`)."""
+    and the mask and RoPE tables narrowed there, through `.item()`). prefill_len >= 2."""
+    _dynamic_prefill(prefill_len)
     module = _llama(llama_args(n_kv_heads, use_kv_cache=True, enable_dynamic_shape=True,
                                **args), LlamaWithCache)
     steps = decode_steps(prefill_len, n_decode, prefill="chunk", positions="start")
@@ -205,7 +231,8 @@ def llama_kv_dynamic(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> 
 def llama_kv_positions(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> Decoder:
     """Llama's static-shape cache code (index_put at a position vector, mask and RoPE rows
     gathered by it) exported with one Dim shared by the tokens and `input_pos`, so the
-    prompt goes in one step without `.item()`."""
+    prompt goes in one step without `.item()`. prefill_len >= 2."""
+    _dynamic_prefill(prefill_len)
     module = _llama(llama_args(n_kv_heads, use_kv_cache=True, **args), LlamaWithCache)
     steps = decode_steps(prefill_len, n_decode, prefill="chunk", positions="each")
     seq = _seq_dim()
@@ -215,7 +242,8 @@ def llama_kv_positions(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -
 
 def llama_no_kv(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> Decoder:
     """Llama without a cache: every step runs the whole sequence so far, [1, p + L]
-    (stateless; the length grows by one per decode step, dynamic)."""
+    (stateless; the length grows by one per decode step, dynamic). prefill_len >= 2."""
+    _dynamic_prefill(prefill_len)
     module = _llama(llama_args(n_kv_heads, use_kv_cache=False, **args), LlamaWithoutCache)
     steps = decode_steps(prefill_len, n_decode, positions=None, prefix=True)
     return Decoder(_llama_name("no_kv", n_kv_heads, prefill_len, args), module, steps,
@@ -224,12 +252,28 @@ def llama_no_kv(n_kv_heads=2, prefill_len=4, n_decode=N_DECODE, **args) -> Decod
 
 # --- transformers decoders with its ExecuTorch static cache ---------------------------
 
-class HFWithCache(torch.nn.Module):
+class _HFCacheModule(torch.nn.Module):
+    """Holds one of transformers' ExecuTorch wrappers (`self.exportable`), which registers
+    its static cache layers' tensors as buffers `key_cache_<i>`, `value_cache_<i>` and
+    `cumulative_length_<i>` (reset to cache_position[0] on every call)."""
+
+    def _bind_cache(self, layers):
+        # The cache layers are plain objects holding the same tensors as those buffers.
+        # Non-strict export sees a tensor reached through them as a constant that aliases
+        # a buffer, and run_decompositions (so to_edge) then fails with "expected
+        # compiled_fn to be GraphModule" (strict export is fine). Pointing the layers at
+        # the buffers, read as module attributes, on every call makes export trace the
+        # buffers themselves; eager runs are unchanged.
+        for i, layer in enumerate(layers):
+            layer.keys = getattr(self.exportable, f"key_cache_{i}")
+            layer.values = getattr(self.exportable, f"value_cache_{i}")
+            layer.cumulative_length = getattr(self.exportable, f"cumulative_length_{i}")
+
+
+class HFWithCache(_HFCacheModule):
     """A transformers causal LM behind its ExecuTorch wrapper (`TorchExportableModuleWith
     StaticCache`, or `...WithHybridCache` for sliding-window configs): `forward(tokens,
-    cache_position)` -> logits [1, L, vocab]. The wrapper holds the cache as buffers
-    `key_cache_<i>`, `value_cache_<i>` and `cumulative_length_<i>`, which it resets to
-    cache_position[0] on every call."""
+    cache_position)` -> logits [1, L, vocab]."""
 
     def __init__(self, model, hybrid=False, max_cache_len=MAX_SEQ_LEN):
         super().__init__()
@@ -241,24 +285,16 @@ class HFWithCache(torch.nn.Module):
                    else hf_et.TorchExportableModuleWithStaticCache)
         self.exportable = wrapper(model, batch_size=1, max_cache_len=max_cache_len,
                                   device=torch.device("cpu"))
-
-        cache = getattr(self.exportable, "static_cache", None) or self.exportable.cache
-        self._layers = cache.layers
+        self._cache = self.exportable.cache if hybrid else self.exportable.static_cache
 
     def forward(self, tokens, cache_position):
-        # The cache layers are plain objects holding the same tensors as the wrapper's
-        # buffers. Non-strict export sees a tensor reached through them as a constant
-        # aliasing a buffer, and run_decompositions then fails ("expected compiled_fn to
-        # be GraphModule"). Pointing the layers at the buffers, read as module attributes,
-        # on every call makes export trace the buffers themselves.
-        for i, layer in enumerate(self._layers):
-            layer.keys = getattr(self.exportable, f"key_cache_{i}")
-            layer.values = getattr(self.exportable, f"value_cache_{i}")
-            layer.cumulative_length = getattr(self.exportable, f"cumulative_length_{i}")
+        self._bind_cache(self._cache.layers)
         return self.exportable(input_ids=tokens, cache_position=cache_position)
 
 
 def _hf_steps(prefill_len, n_decode, dynamic):
+    if dynamic:
+        _dynamic_prefill(prefill_len)
     steps = decode_steps(prefill_len, n_decode, prefill="chunk" if dynamic else "tokenwise",
                          positions="each")
     seq = _seq_dim()
@@ -269,11 +305,11 @@ def _hf_decoder(name, config_class, model_class, prefill_len, n_decode, dynamic,
                 hybrid=False, **config):
     import transformers
 
-    fields = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128,
-                  num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                  head_dim=16, max_position_embeddings=MAX_SEQ_LEN, use_cache=True,
-                  pad_token_id=0, bos_token_id=1, eos_token_id=2,
-                  attn_implementation="sdpa")
+    fields = {"vocab_size": VOCAB, "hidden_size": 64, "intermediate_size": 128,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "head_dim": 16, "max_position_embeddings": MAX_SEQ_LEN, "use_cache": True,
+              "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+              "attn_implementation": "sdpa"}
     fields.update(config)
     model = getattr(transformers, model_class)(getattr(transformers, config_class)(**fields))
     module = _frozen(HFWithCache(model.eval(), hybrid=hybrid))
@@ -320,7 +356,7 @@ def phi3(prefill_len=4, n_decode=N_DECODE, dynamic=False) -> Decoder:
 
 # --- an encoder-decoder's decoder, with a static self-attention cache -------------------
 
-class HFSeq2SeqDecoderWithCache(torch.nn.Module):
+class HFSeq2SeqDecoderWithCache(_HFCacheModule):
     """The decoder and LM head of a transformers encoder-decoder behind its ExecuTorch
     wrapper (`Seq2SeqLMDecoderExportableModuleWithStaticCache`): `forward(tokens,
     encoder_hidden_states, cache_position)` -> logits [1, L, vocab]. The self-attention
@@ -335,17 +371,15 @@ class HFSeq2SeqDecoderWithCache(torch.nn.Module):
 
         self.exportable = hf_et.Seq2SeqLMDecoderExportableModuleWithStaticCache(
             model, max_static_cache_length=max_cache_len, batch_size=1)
-        self._layers = self.exportable.static_cache.layers
 
     def forward(self, tokens, encoder_hidden_states, cache_position):
-        for i, layer in enumerate(self._layers):  # as in HFWithCache.forward
-            layer.keys = getattr(self.exportable, f"key_cache_{i}")
-            layer.values = getattr(self.exportable, f"value_cache_{i}")
-            layer.cumulative_length = getattr(self.exportable, f"cumulative_length_{i}")
+        self._bind_cache(self.exportable.static_cache.layers)
         return self.exportable(tokens, encoder_hidden_states, cache_position)
 
 
 def _seq2seq(name, model, d_model, prefill_len, n_decode, dynamic, encoder_len):
+    if dynamic:
+        _dynamic_prefill(prefill_len)
     module = _frozen(HFSeq2SeqDecoderWithCache(model.eval()))
     encoder_states = torch.randn(1, encoder_len, d_model)
     steps = [(tokens, encoder_states, pos) for tokens, pos in
