@@ -93,6 +93,7 @@ def test_healthy_program_passes_every_step(flow):
     assert outcome.status in (Status.PASS, Status.PASS_UNDELEGATED), outcome.error
     assert outcome.steps == STEPS and outcome.failed_step is None
     assert len(outcome.step_errors) == STEPS and len(outcome.step_ms) == STEPS
+    assert all(ms > 0 for ms in outcome.step_ms)
     if not flow.quantizes:
         assert max(e for step in outcome.step_errors for e in step) < 1e-5
     # the cache update (index_copy) stays in portable ops: XNNPACK takes the linear only
@@ -126,6 +127,8 @@ def test_stateful_subtests_in_the_report(pytester, run_suite):
     assert record["status"] == "pass"
     assert record["steps"] == 4 and record["failed_step"] is None
     assert len(record["step_errors"]) == 4 and len(record["step_ms"]) == 4
+    assert max(max(step) for step in record["step_errors"]) < 1e-5
+    assert all(ms > 0 for ms in record["step_ms"])
     assert record["state"] == "portable"
 
 

@@ -37,10 +37,8 @@ from etsuite.backends.harness.steps import (
     as_steps,
     calibrate_steps,
     combined_placement,
-    eager_method_calls,
-    eager_steps,
-    execute_method_calls,
-    execute_steps,
+    eager_calls,
+    execute_calls,
     judge_steps,
     prepare_stateful,
     state_placement,
@@ -352,8 +350,16 @@ class StepCalls(_SingleMethod):
 
     steps: list
 
+    def _calls(self) -> list[tuple[str, tuple]]:
+        """(method name, inputs) of every step."""
+        return [("forward", step) for step in self.steps]
+
+    def _by_method(self, value) -> dict:
+        """What exists once per method (modules, loaded methods), keyed by its name."""
+        return {"forward": value}
+
     def reference(self, model):
-        return eager_steps(model, self.steps)
+        return eager_calls(self._by_method(model), self._calls())
 
     def export_mode(self):
         return torch.no_grad()  # a traced in-place update of a buffer needs it
@@ -369,7 +375,7 @@ class StepCalls(_SingleMethod):
         return None
 
     def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
-        outputs, found.step_ms = execute_steps(runtime, loaded, self.steps)
+        outputs, found.step_ms = execute_calls(runtime, self._by_method(loaded), self._calls())
         return outputs
 
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):
@@ -388,8 +394,11 @@ class MethodCalls(StepCalls):
     methods: dict = field(default_factory=dict)   # name -> (example inputs, dynamic shapes)
     order: list = field(default_factory=list)     # the method of each step
 
-    def reference(self, modules: dict):
-        return eager_method_calls(modules, list(zip(self.order, self.steps, strict=True)))
+    def _calls(self) -> list[tuple[str, tuple]]:
+        return list(zip(self.order, self.steps, strict=True))
+
+    def _by_method(self, value: dict) -> dict:
+        return value  # already one per method
 
     def export(self, modules: dict, inputs, dynamic_shapes):
         with torch.no_grad():
@@ -400,8 +409,7 @@ class MethodCalls(StepCalls):
         """Each method on its own, calibrated on its own calls."""
         quantized = {}
         for name, (example, shapes) in self.methods.items():
-            own = [step for method, step in zip(self.order, self.steps, strict=True)
-                   if method == name]
+            own = [step for method, step in self._calls() if method == name]
             quantized[name] = quantize(exported[name], example, flow, shapes,
                                        modules[name].forward,
                                        calibrate=functools.partial(calibrate_steps, steps=own))
@@ -429,10 +437,6 @@ class MethodCalls(StepCalls):
         super().describe_program(programs, found)
         found.step_methods = list(self.order)
 
-    def execute(self, runtime, loaded: dict, found: "PipelineOutcome") -> list:
-        outputs, found.step_ms = execute_method_calls(runtime, loaded,
-                                                      list(zip(self.order, self.steps, strict=True)))
-        return outputs
 
 
 @dataclass

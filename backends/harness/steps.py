@@ -11,7 +11,6 @@ first step that fails ("diverges at step k").
 from __future__ import annotations
 
 import copy
-import statistics as stats
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -64,14 +63,6 @@ def prepare_stateful(model: torch.nn.Module) -> torch.nn.Module:
     return model.eval()
 
 
-def eager_steps(model: torch.nn.Module, steps: list[tuple]) -> list[list]:
-    """The reference: a copy of the module in its initial state runs every step in order
-    with its own state, so `model` stays as it was for export."""
-    reference = copy.deepcopy(model)
-    with torch.no_grad():
-        return [flatten_tensors(reference(*step)) for step in steps]
-
-
 def calibrate_steps(prepared: torch.nn.Module, steps: list[tuple]) -> None:
     """Calibrates a PT2E-prepared module on every step, then puts the model's own buffers
     (its state: the KV cache) back, since their values when it is exported again are the
@@ -86,18 +77,6 @@ def calibrate_steps(prepared: torch.nn.Module, steps: list[tuple]) -> None:
         for name, buffer in prepared.named_buffers():
             if name in state:
                 buffer.copy_(state[name])
-
-
-def execute_steps(runtime: Any, loaded: Any, steps: list[tuple]) -> tuple[list[list], list[float]]:
-    """Runs every step on the one loaded method; returns each step's flat outputs and its
-    wall time in milliseconds (the runtime's time per call: per token when a step is one
-    decode step)."""
-    outputs, milliseconds = [], []
-    for step in steps:
-        start = time.perf_counter()
-        outputs.append(list(runtime.execute(loaded, flat_inputs(step))))
-        milliseconds.append(round((time.perf_counter() - start) * 1000, 3))
-    return outputs, milliseconds
 
 
 def _worst_ratio(comparison: Comparison) -> float:
@@ -119,18 +98,20 @@ def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
     return StepsJudged(errors, failed, comparisons[deciding], deciding)
 
 
-def eager_method_calls(modules: dict, calls: list[tuple[str, tuple]]) -> list[list]:
-    """The reference of a program of several methods: one copy of all the modules taken
-    together (so the state they share stays shared) runs the calls in order."""
+def eager_calls(modules: dict, calls: list[tuple[str, tuple]]) -> list[list]:
+    """The reference: a copy of the modules in their initial state, taken together (so
+    the state they share stays shared), runs the calls (method name, inputs) in order
+    with its own state; the test's modules stay as they were for export."""
     reference = copy.deepcopy(modules)
     with torch.no_grad():
         return [flatten_tensors(reference[name](*step)) for name, step in calls]
 
 
-def execute_method_calls(runtime: Any, loaded: dict, calls: list[tuple[str, tuple]]
-                         ) -> tuple[list[list], list[float]]:
-    """`execute_steps` for a program of several methods: each call on its own method of
-    the one loaded program."""
+def execute_calls(runtime: Any, loaded: dict, calls: list[tuple[str, tuple]]
+                  ) -> tuple[list[list], list[float]]:
+    """Runs every call on its method of the one loaded program (`loaded`: name -> what
+    the runtime loaded); returns each call's flat outputs and its wall time in
+    milliseconds (the runtime's time per call: per token for a decode step)."""
     outputs, milliseconds = [], []
     for name, step in calls:
         start = time.perf_counter()
@@ -143,12 +124,6 @@ def combined_placement(placements: list) -> str | None:
     """The state's placement over several methods' programs (see `state_placement`)."""
     known = set(placements) - {None}
     return known.pop() if len(known) == 1 else "mixed" if known else None
-
-
-def median_later_step_ms(step_ms: list[float]) -> float | None:
-    """The time per step after the first (per token for decode steps): the first call of
-    an LLM program is its prefill."""
-    return stats.median(step_ms[1:]) if len(step_ms) > 1 else None
 
 
 def state_placement(exported_program) -> str | None:
