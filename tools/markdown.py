@@ -441,19 +441,22 @@ def stateful_section(merged: Merged, order) -> list[Section]:
     def render(items):
         return table(
             ["flow", "stateful subtests", "matched every step", "diverged", "first step ms",
-             "later steps ms (median)", "state in delegate"],
+             "later steps ms (median)", "lowest step SQNR dB", "state in delegate"],
             [[flow_label(r.flow), r.subtests, r.matched,
               "; ".join(f"{code(tally.display_case(case_id(result.nodeid, result.flow)))} "
                         f"at step {record.failed_step}" for result, record in r.diverged[:5])
               + (f"; …{len(r.diverged) - 5} more" if len(r.diverged) > 5 else "") or "–",
-              ms(r.median(r.first_ms)), ms(r.median(r.later_ms)), r.in_delegate]
+              ms(r.median(r.first_ms)), ms(r.median(r.later_ms)),
+              "–" if r.lowest_sqnr_db is None else f"{r.lowest_sqnr_db:.1f}", r.in_delegate]
              for r in items])
 
     intro = ("Each program ran step after step on one loaded method, the runtime carrying "
              "its state (a KV cache), every step judged against eager; \"diverged at step "
              "k\" is the first step (from 0) whose outputs failed. Times are the runtime's "
              "per call: the first step is a prefill, the later ones one token each for "
-             "decode steps (medians over the subtests that ran).\n\n")
+             "decode steps (medians over the subtests that ran). The lowest step SQNR is "
+             "over every step and output of the flow's stateful subtests (what a "
+             "quantizing recipe's floor is set from).\n\n")
     return [Section(heading="## Stateful programs\n", intro=intro, items=rows,
                     render_items=render, unit="flows")]
 

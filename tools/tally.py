@@ -503,6 +503,7 @@ class Stateful:
     first_ms: list = field(default_factory=list)
     later_ms: list = field(default_factory=list)
     in_delegate: int = 0                           # whose state updates run in a delegate
+    lowest_sqnr_db: float | None = None            # the lowest SQNR of any step and output
 
     @staticmethod
     def median(values: list) -> float | None:
@@ -522,6 +523,11 @@ def stateful(results: list[TestResult], order: list[FlowKey]) -> list[Stateful]:
                 row.diverged.append((result, record))
             elif record.step_errors is not None and record.status.passing:
                 row.matched += 1
+            sqnr = [value for step in record.step_sqnr_db or [] for value in step
+                    if value is not None]
+            if sqnr:
+                known = [] if row.lowest_sqnr_db is None else [row.lowest_sqnr_db]
+                row.lowest_sqnr_db = min(sqnr + known)
             if record.step_ms:
                 row.first_ms.append(record.step_ms[0])
                 if len(record.step_ms) > 1:

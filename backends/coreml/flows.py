@@ -31,7 +31,10 @@ harness's warm-up quantizes once in the parent, so forked test children inherit 
 graphs and quantize without rebuilding them. Known gaps are data: expectations.toml beside this file.
 """
 
+from dataclasses import replace
+
 from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.llm_recipes import LlmRecipe
 
 # ETCoreMLStrings.delegateIdentifier in the Core ML runtime delegate, and
 # CoreMLBackend.__name__ (the partitioner's backend_id).
@@ -99,4 +102,14 @@ COREML_STATIC_INT8 = _coreml_flow(
     "iOS17", quantizer=_static_int8_quantizer, requires=QUANTIZER_REQUIRES,
 )
 
-FLOWS = [COREML, COREML_STATIC_INT8]
+# ExecuTorch's Core ML LLM recipe (lfm2/config/lfm2_coreml_fp32.yaml): Core ML's own SDPA
+# and static KV-cache source transformations (iOS 18), export_llama's Core ML partitioner
+# for it; over the LLM suite only (lowered_not_run on a host without CoreMLBackend).
+_LLM_RECIPE = LlmRecipe("lfm2/config/lfm2_coreml_fp32.yaml")
+COREML_LLM_STATIC_CACHE = replace(
+    _coreml_flow("coreml_llm_static_cache", "fp32, Core ML SDPA and static KV cache, iOS18 "
+                 f"(ExecuTorch recipe {_LLM_RECIPE.describe()})", "iOS18"),
+    partitioners=_LLM_RECIPE.coreml_partitioners, source_transform=_LLM_RECIPE,
+    suites=("llm",))
+
+FLOWS = [COREML, COREML_STATIC_INT8, COREML_LLM_STATIC_CACHE]

@@ -17,7 +17,7 @@ from etsuite.backends.harness.contract.durations import DURATIONS_FILE
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
 from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of
+from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of, suite_of
 from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir
 
 
@@ -38,6 +38,8 @@ class Collection:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "test_runner" not in metafunc.fixturenames:
             return
+        # A flow that names its suites (an LLM recipe) has no items in the others.
+        suite = suite_of(metafunc.definition.nodeid)
         metafunc.parametrize(
             "test_runner",
             [
@@ -46,7 +48,7 @@ class Collection:
                     marks=[getattr(pytest.mark, f"backend_{flow.backend}"),
                            getattr(pytest.mark, f"flow_{flow.name}")],
                 )
-                for flow in self.state.selected
+                for flow in self.state.selected if flow.applies_to_suite(suite)
             ],
             indirect=True,
         )

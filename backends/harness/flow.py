@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from etsuite.backends.harness.expectations import Expectation, Expectations
 from etsuite.backends.harness.runtimes import ExecuTorchRuntime, Runtime
@@ -21,6 +21,22 @@ from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
 # here; this repository's flows import tolerance's names.
 FP32_TOLERANCE = FP32
 INT8_TOLERANCE = INT8
+
+
+class SourceTransform(Protocol):
+    """A recipe's rewrite of the eager model before export (e.g. one of ExecuTorch's LLM
+    recipes, llm_recipes.py): the eager reference stays the untransformed model, so the
+    comparison measures the recipe. `strict_export`: export the transformed model with
+    torch.export's strict mode, as the recipe's own tool does."""
+
+    strict_export: bool
+
+    def unsupported(self, model: Any) -> str | None:
+        """Why the recipe does not apply to `model` (the subtest ends skip_unsupported
+        with this reason), or None."""
+
+    def apply(self, model: Any) -> Any:
+        """The transformed model (the `transform` stage; may modify `model`)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,11 @@ class Flow:
     # registry; flows defined elsewhere may carry their own.
     expectations: Expectations = field(default_factory=Expectations)
     description: str = ""
+    # Rewrites the model before export (see SourceTransform); None: exported as it is.
+    source_transform: SourceTransform | None = None
+    # The suites (folders of backends/suite/) the flow is collected for; None: every one.
+    # A recipe that only makes sense for some (an LLM recipe over the operators) names them.
+    suites: tuple[str, ...] | None = None
 
     @property
     def delegates(self) -> bool:
@@ -81,6 +102,8 @@ class Flow:
                 return f"python module '{module}' is not installed"
         return self.probe() if self.probe is not None else None
 
+    def applies_to_suite(self, suite: str) -> bool:
+        return self.suites is None or suite in self.suites
 
 
 def module_on_disk(dotted: str) -> bool:

@@ -12,6 +12,7 @@ Importing this module leaves torch as it is: whoever runs the pipeline applies
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import logging
 import os
@@ -209,7 +210,11 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
     try:
         with torch.no_grad():
             expected = timer.run("eager", lambda: calls.reference(model))
-        exported = timer.run("export", lambda: calls.export(model, inputs, dynamic_shapes))
+        if flow.source_transform is not None:
+            recipe = flow.source_transform
+            model = timer.run("transform", lambda: calls.transform(model, recipe))
+        strict = flow.source_transform is not None and flow.source_transform.strict_export
+        exported = timer.run("export", lambda: calls.export(model, inputs, dynamic_shapes, strict))
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
@@ -298,9 +303,15 @@ class _SingleMethod:
     # export inputs.
     calibrate: Callable[[torch.nn.Module], None] | None = None
 
-    def export(self, model, inputs: tuple, dynamic_shapes):
+    def transform(self, model, recipe):
+        """The recipe rewrites a copy: the test's model stays the eager reference (a
+        rerun's eager run uses it again)."""
+        return recipe.apply(copy.deepcopy(model))
+
+    def export(self, model, inputs: tuple, dynamic_shapes, strict: bool = False):
         with self.export_mode():
-            return torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes)
+            return torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes,
+                                       strict=strict)
 
     def quantize(self, exported, model, inputs: tuple, flow: Flow, dynamic_shapes):
         return quantize(exported, inputs, flow, dynamic_shapes, model.forward,
@@ -381,6 +392,7 @@ class StepCalls(_SingleMethod):
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
+        found.step_sqnr_db = judged.sqnr_db
         return judged.as_comparison()
 
 
@@ -400,9 +412,14 @@ class MethodCalls(StepCalls):
     def _by_method(self, value: dict) -> dict:
         return value  # already one per method
 
-    def export(self, modules: dict, inputs, dynamic_shapes):
+    def transform(self, modules: dict, recipe):
+        copies = copy.deepcopy(modules)  # together, so buffers they share stay shared
+        return {name: recipe.apply(module) for name, module in copies.items()}
+
+    def export(self, modules: dict, inputs, dynamic_shapes, strict: bool = False):
         with torch.no_grad():
-            return {name: torch.export.export(modules[name], example, dynamic_shapes=shapes)
+            return {name: torch.export.export(modules[name], example, dynamic_shapes=shapes,
+                                              strict=strict)
                     for name, (example, shapes) in self.methods.items()}
 
     def quantize(self, exported: dict, modules: dict, inputs, flow: Flow, dynamic_shapes):
@@ -497,6 +514,7 @@ class PipelineOutcome:
     # stateful subtests only (steps.py)
     steps: int | None = None
     step_errors: list | None = None
+    step_sqnr_db: list | None = None
     failed_step: int | None = None
     state: str | None = None
     step_ms: list | None = None

@@ -116,6 +116,7 @@ class TestRunner:
         """
         from etsuite.backends.harness.pipeline import run_pipeline
 
+        self._skip_unless_recipe_applies([model])
         subtest = len(self.records)
         run_inputs = random_like(inputs) if generate_random_test_inputs else None
         outcome = run_pipeline(
@@ -149,6 +150,7 @@ class TestRunner:
         """
         from etsuite.backends.harness.pipeline import run_steps_pipeline
 
+        self._skip_unless_recipe_applies([model])
         subtest = len(self.records)
         outcome = run_steps_pipeline(
             model, steps, self.flow, dynamic_shapes=dynamic_shapes,
@@ -168,6 +170,7 @@ class TestRunner:
         `lower_and_run_steps`; the record names each step's method (`step_methods`)."""
         from etsuite.backends.harness.pipeline import run_methods_pipeline
 
+        self._skip_unless_recipe_applies([module for module, *_ in methods.values()])
         subtest = len(self.records)
         outcome = run_methods_pipeline(
             methods, calls, self.flow, tolerance=self.rules(atol, rtol),
@@ -175,6 +178,17 @@ class TestRunner:
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
         return self._record(subtest, outcome.record_fields())
+
+    def _skip_unless_recipe_applies(self, models: list) -> None:
+        """A flow's source transformation (an LLM recipe) that does not apply to this
+        model ends the test skip_unsupported with the recipe's reason."""
+        recipe = self.flow.source_transform
+        if recipe is None:
+            return
+        for model in models:
+            reason = recipe.unsupported(model)
+            if reason:
+                self.skip_unsupported(reason)
 
     def skip_unsupported(self, reason: str) -> None:
         """End the test as `skip_unsupported` with `reason`, recorded like a flow's own

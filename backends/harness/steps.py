@@ -30,6 +30,7 @@ class StepsJudged:
     """Every step's comparison, reduced to what a record keeps."""
 
     errors: list        # per step: the max abs error of each output (None: not comparable)
+    sqnr_db: list       # per step: the SQNR of each output in dB (None: not comparable)
     failed_step: int | None
     deciding: Comparison  # the first failing step's, else the one nearest its bound
     deciding_step: int
@@ -87,15 +88,16 @@ def _worst_ratio(comparison: Comparison) -> float:
 def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
     """Judges every step (a later step is judged even after one failed, so the series
     shows whether the error grows); the deciding step is the first that fails."""
-    errors, comparisons = [], []
+    errors, sqnr, comparisons = [], [], []
     for want, got in zip(expected, actual, strict=True):
         comparison = compare_outputs(want, got, rules)
         comparisons.append(comparison)
         errors.append([s.max_abs_error for s in comparison.statistics])
+        sqnr.append([s.sqnr_db for s in comparison.statistics])
     failed = next((k for k, c in enumerate(comparisons) if not c.matched), None)
     deciding = failed if failed is not None else max(
         range(len(comparisons)), key=lambda k: _worst_ratio(comparisons[k]))
-    return StepsJudged(errors, failed, comparisons[deciding], deciding)
+    return StepsJudged(errors, sqnr, failed, comparisons[deciding], deciding)
 
 
 def eager_calls(modules: dict, calls: list[tuple[str, tuple]]) -> list[list]:

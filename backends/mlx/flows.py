@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from etsuite.backends.harness.flow import delegating_flow
+from etsuite.backends.harness.llm_recipes import LlmRecipe
 
 BACKEND = "mlx"
 RUNTIME_NAME = "MLXBackend"
@@ -60,4 +61,12 @@ MLX = replace(
     probe=generated_schema_problem,
 )
 
-FLOWS = [MLX]
+# ExecuTorch's MLX LLM recipe (lfm2/config/lfm2_mlx_4w.yaml: bf16, int4 weight-only in
+# groups of 64, MLX's attention and KV-cache transformations), over the LLM suite only.
+MLX_LLM_4W = replace(
+    MLX, name="mlx_llm_4w",
+    description="bf16, 4-bit weights in groups of 64, MLX attention and KV cache "
+                "(ExecuTorch recipe lfm2/config/lfm2_mlx_4w.yaml)",
+    source_transform=LlmRecipe("lfm2/config/lfm2_mlx_4w.yaml"), suites=("llm",))
+
+FLOWS = [MLX, MLX_LLM_4W]

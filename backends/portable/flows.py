@@ -6,6 +6,8 @@ expectations.toml beside this file.
 """
 
 from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.llm_recipes import LlmRecipe
+from etsuite.backends.harness.tolerance import FP32
 
 PORTABLE = Flow(
     name="portable",
@@ -13,5 +15,28 @@ PORTABLE = Flow(
     description="no delegation; portable kernels",
 )
 
-FLOWS = [PORTABLE]
+# ExecuTorch's bf16 LLM recipe (no backend: portable and its custom SDPA ops), over the LLM
+# suite only; ExecuTorch's llama-runner CI job `bf16, custom`.
+PORTABLE_LLM_CUSTOM_BF16 = Flow(
+    name="portable_llm_custom_bf16",
+    backend="portable",
+    description="bf16, custom SDPA and KV-cache ops (ExecuTorch recipe llama/config/llama_bf16.yaml)",
+    source_transform=LlmRecipe("llama/config/llama_bf16.yaml"),
+    suites=("llm",),
+    tolerance=FP32,
+)
+
+# ExecuTorch's 8da4w recipe without a backend (llama/config/llama_q8da4w.yaml: int4
+# groupwise weights with dynamic int8 activations, 4-bit embeddings, no KV cache setting).
+PORTABLE_LLM_8DA4W_QE4 = Flow(
+    name="portable_llm_8da4w_qe4",
+    backend="portable",
+    description="8da4w (groups of 128), 4-bit embeddings, portable kernels (ExecuTorch "
+                "recipe llama/config/llama_q8da4w.yaml)",
+    source_transform=LlmRecipe("llama/config/llama_q8da4w.yaml"),
+    suites=("llm",),
+    tolerance=FP32,
+)
+
+FLOWS = [PORTABLE, PORTABLE_LLM_CUSTOM_BF16, PORTABLE_LLM_8DA4W_QE4]
 

@@ -5,7 +5,10 @@ Known gaps are data: expectations.toml beside this file (strict known failures w
 status they fail with, skips, cases that must be delegated).
 """
 
+from dataclasses import replace
+
 from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.llm_recipes import LlmRecipe
 from etsuite.backends.harness.tolerance import FP32, Tolerance, quantized_rule
 
 RUNTIME_NAME = "XnnpackBackend"
@@ -65,9 +68,51 @@ XNNPACK_STATIC_INT8_PER_TENSOR = _xnnpack_flow(
     _symmetric_int8(per_channel=False, dynamic=False), STATIC_INT8,
 )
 
+
+def _llm_flow(name: str, description: str, recipe: LlmRecipe, tolerance: Tolerance) -> Flow:
+    """One of ExecuTorch's LLM recipes (llm_recipes.py): its source transformations and
+    export_llama's XNNPACK partitioners for it, over the LLM suite only."""
+    flow = _xnnpack_flow(name, f"{description} (ExecuTorch recipe {recipe.describe()})",
+                         tolerance=tolerance)
+    return replace(flow, partitioners=recipe.xnnpack_partitioners, source_transform=recipe,
+                   suites=("llm",))
+
+
+# ExecuTorch's XNNPACK LLM recipes (executorch/examples/models/*/config/*.yaml): one flow
+# per distinct set of settings (llm_recipes.recipe_settings); names after export_llama's
+# options and ExecuTorch's llama-runner CI jobs. `dq`: the recipe enables XNNPACK without
+# extended_ops, so only the dynamically quantized linears are delegated. At the LLM
+# suite's dim 64, a group size of 128 (the 8da4w default) quantizes only the Linear layers
+# whose input is a multiple of 128 (the FFN down projections), as export_llama's filter does.
+LLM_FLOWS = [
+    _llm_flow("xnnpack_llm_custom", "custom SDPA and KV-cache update ops, fp32",
+              LlmRecipe("lfm2/config/lfm2_xnnpack_fp32.yaml"), FP32),
+    _llm_flow("xnnpack_llm_custom_quantize_kv", "custom ops, int8 quantized KV cache",
+              LlmRecipe("lfm2/config/lfm2_xnnpack_fp32.yaml",
+                        {"model.quantize_kv_cache": True}), FP32),
+    _llm_flow("xnnpack_llm_8da4w", "custom ops, int8 dynamic activations, int4 weights "
+              "in groups of 32", LlmRecipe("qwen3/config/qwen3_multimethod.yaml"), FP32),
+    _llm_flow("xnnpack_llm_8da4w_g128", "custom ops, 8da4w in groups of 128",
+              LlmRecipe("lfm2/config/lfm2_xnnpack_q8da4w.yaml"), FP32),
+    _llm_flow("xnnpack_llm_8da4w_qe4", "custom ops, 8da4w (groups of 128), 4-bit "
+              "embeddings in groups of 32", LlmRecipe("llama/config/llama_xnnpack.yaml"), FP32),
+    _llm_flow("xnnpack_llm_8da4w_qe8", "custom ops, 8da4w (groups of 128), 8-bit "
+              "embeddings", LlmRecipe("qwen3/config/qwen3_xnnpack_q8da4w.yaml"), FP32),
+    _llm_flow("xnnpack_llm_dq_custom", "custom ops, fp32, dynamically quantized ops only "
+              "(none here)", LlmRecipe("phi_4_mini/config/phi_4_mini_xnnpack.yaml"), FP32),
+    _llm_flow("xnnpack_llm_dq_8da4w_g128", "custom ops, 8da4w in groups of 128, "
+              "dynamically quantized ops only",
+              LlmRecipe("qwen2_5/config/qwen2_5_xnnpack_q8da4w.yaml"), FP32),
+    _llm_flow("xnnpack_llm_dq_fp16_8da4w_qe4", "fp16, custom ops, 8da4w (groups of 128), "
+              "4-bit embeddings, dynamically quantized ops only",
+              LlmRecipe("deepseek-r1-distill-llama-8B/config/deepseek_xnnpack_q8da4w.yaml"),
+              FP32),
+]
+
 FLOWS = [
     XNNPACK,
     XNNPACK_DYNAMIC_INT8_PER_CHANNEL,
     XNNPACK_STATIC_INT8_PER_CHANNEL,
     XNNPACK_STATIC_INT8_PER_TENSOR,
+    *LLM_FLOWS,
 ]

@@ -142,8 +142,11 @@ class SubtestRecord:
     # failed (0-based; None: none did), the runtime's milliseconds per step (the first is
     # a prefill's, the rest per token for decode steps), and where the program updates its
     # mutable buffers: "delegate", "portable" (ops outside any delegate) or "mixed".
+    # `step_sqnr_db`: each step's SQNR per output in dB (None: not comparable; a quantizing
+    # recipe's floor is set from these).
     steps: int | None = None
     step_errors: list | None = None
+    step_sqnr_db: list | None = None
     failed_step: int | None = None
     step_ms: list | None = None
     state: str | None = None

@@ -63,11 +63,15 @@ SKIPPING = frozenset({
 })
 
 # The pipeline stages in the order they run. A failing record names the stage that raised;
-# eager and export failures are the test's own fault (skip_invalid).
-STAGES = ("eager", "export", "quantize", "lower", "serialize", "load", "run", "compare")
+# eager and export failures are the test's own fault (skip_invalid). `transform` is a
+# recipe's source transformation of the model before export (an LLM recipe's custom ops,
+# weight-only or 8da4w quantization, its dtype): the recipe's own quantizing stage.
+STAGES = ("eager", "transform", "export", "quantize", "lower", "serialize", "load", "run",
+          "compare")
 STAGE_FAILURE = {
     "eager": Status.SKIP_INVALID,
     "export": Status.SKIP_INVALID,
+    "transform": Status.FAIL_QUANTIZE,
     "quantize": Status.FAIL_QUANTIZE,
     "lower": Status.FAIL_LOWER,
     "serialize": Status.FAIL_SERIALIZE,
