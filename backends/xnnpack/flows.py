@@ -78,6 +78,20 @@ def _llm_flow(name: str, description: str, recipe: LlmRecipe, tolerance: Toleran
                    suites=("llm",))
 
 
+# The LLM recipes' rules: every step's SQNR against the untransformed eager model must
+# reach the floor, and every logit be within `steps` steps of range/255. Measured healthy
+# (2026-12-02, seed 748064 and the next run's, Llama GQA static and MHA one-step prefill,
+# plus the dynamic-prefill Llamas for g32, every Llama case for the KV cache): the lowest
+# step SQNR and the worst error in steps; a floor is about 6 dB under the lowest, a bound
+# about 3x the worst. A lost or misplaced cache write gives SQNR near 0 dB at its step.
+RECIPE_8DA4W_G32 = quantized_rule("8da4w g32 recipe", min_sqnr_db=15.0, steps=32)      # 21.8 dB, 9.7 steps
+RECIPE_8DA4W_G128 = quantized_rule("8da4w g128 recipe", min_sqnr_db=30.0, steps=8)     # 37.0 dB, 1.7 steps
+RECIPE_8DA4W_QE4 = quantized_rule("8da4w + 4-bit embeddings recipe", min_sqnr_db=12.0,
+                                  steps=32)                                            # 17.6 dB, 11.3 steps
+RECIPE_8DA4W_QE8 = quantized_rule("8da4w + 8-bit embeddings recipe", min_sqnr_db=30.0,
+                                  steps=8)                                             # 36.3 dB, 1.7 steps
+RECIPE_QUANTIZED_KV = quantized_rule("int8 KV cache recipe", min_sqnr_db=45.0, steps=4)  # 51.9 dB, 0.5 steps
+
 # ExecuTorch's XNNPACK LLM recipes (executorch/examples/models/*/config/*.yaml): one flow
 # per distinct set of settings (llm_recipes.recipe_settings); names after export_llama's
 # options and ExecuTorch's llama-runner CI jobs. `dq`: the recipe enables XNNPACK without
@@ -89,24 +103,25 @@ LLM_FLOWS = [
               LlmRecipe("lfm2/config/lfm2_xnnpack_fp32.yaml"), FP32),
     _llm_flow("xnnpack_llm_custom_quantize_kv", "custom ops, int8 quantized KV cache",
               LlmRecipe("lfm2/config/lfm2_xnnpack_fp32.yaml",
-                        {"model.quantize_kv_cache": True}), FP32),
+                        {"model.quantize_kv_cache": True}), RECIPE_QUANTIZED_KV),
     _llm_flow("xnnpack_llm_8da4w", "custom ops, int8 dynamic activations, int4 weights "
-              "in groups of 32", LlmRecipe("qwen3/config/qwen3_multimethod.yaml"), FP32),
+              "in groups of 32", LlmRecipe("qwen3/config/qwen3_multimethod.yaml"), RECIPE_8DA4W_G32),
     _llm_flow("xnnpack_llm_8da4w_g128", "custom ops, 8da4w in groups of 128",
-              LlmRecipe("lfm2/config/lfm2_xnnpack_q8da4w.yaml"), FP32),
+              LlmRecipe("lfm2/config/lfm2_xnnpack_q8da4w.yaml"), RECIPE_8DA4W_G128),
     _llm_flow("xnnpack_llm_8da4w_qe4", "custom ops, 8da4w (groups of 128), 4-bit "
-              "embeddings in groups of 32", LlmRecipe("llama/config/llama_xnnpack.yaml"), FP32),
+              "embeddings in groups of 32", LlmRecipe("llama/config/llama_xnnpack.yaml"),
+              RECIPE_8DA4W_QE4),
     _llm_flow("xnnpack_llm_8da4w_qe8", "custom ops, 8da4w (groups of 128), 8-bit "
-              "embeddings", LlmRecipe("qwen3/config/qwen3_xnnpack_q8da4w.yaml"), FP32),
+              "embeddings", LlmRecipe("qwen3/config/qwen3_xnnpack_q8da4w.yaml"), RECIPE_8DA4W_QE8),
     _llm_flow("xnnpack_llm_dq_custom", "custom ops, fp32, dynamically quantized ops only "
               "(none here)", LlmRecipe("phi_4_mini/config/phi_4_mini_xnnpack.yaml"), FP32),
     _llm_flow("xnnpack_llm_dq_8da4w_g128", "custom ops, 8da4w in groups of 128, "
               "dynamically quantized ops only",
-              LlmRecipe("qwen2_5/config/qwen2_5_xnnpack_q8da4w.yaml"), FP32),
+              LlmRecipe("qwen2_5/config/qwen2_5_xnnpack_q8da4w.yaml"), RECIPE_8DA4W_G128),
     _llm_flow("xnnpack_llm_dq_fp16_8da4w_qe4", "fp16, custom ops, 8da4w (groups of 128), "
               "4-bit embeddings, dynamically quantized ops only",
               LlmRecipe("deepseek-r1-distill-llama-8B/config/deepseek_xnnpack_q8da4w.yaml"),
-              FP32),
+              RECIPE_8DA4W_QE4),
 ]
 
 FLOWS = [
