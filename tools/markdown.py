@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error
-from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import status as st
 from etsuite.tools import tally
 from etsuite.tools.baseline_diff import Changes
@@ -251,15 +251,22 @@ def matrix_cell(statuses: Counter | None) -> str:
     if not statuses:
         return ""
     marks = []
-    for status in Status:
-        keys = [status] + sorted(k for k in statuses if isinstance(k, tuple) and k[0] is status)
-        for key in keys:
-            count = statuses[key]
-            if count:
-                how = tally.SHORT.get(key[1]) if isinstance(key, tuple) else None
-                marks.append(CELL[status] + (f" {how}" if how else "")
-                             + (f" ×{count}" if count > 1 else ""))
+    for key in sorted(statuses, key=_mark_order):
+        count = statuses[key]
+        if count:
+            status, how = (key[0], tally.SHORT.get(key[1])) if isinstance(key, tuple) else (key, None)
+            marks.append(CELL[status] + (f" {how}" if how else "")
+                         + (f" ×{count}" if count > 1 else ""))
     return ", ".join(marks)
+
+
+def _mark_order(key) -> tuple:
+    """A status before its (status, how it ran) keys, those by how; statuses in the
+    contract's order. Sorting only the keys a cell has: a matrix at 40,000 tests has
+    750,000 cells, and walking every status for each was most of the summary's time."""
+    if isinstance(key, tuple):
+        return (ORDER[key[0]], 1, key[1])
+    return (ORDER[key], 0, "")
 
 
 def computation_section(merged: Merged, order) -> list[Section]:
