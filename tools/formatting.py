@@ -81,6 +81,11 @@ def seconds(value: float | None) -> str:
     return f"{hours} h {minutes:02d} m"
 
 
+def in_words(found: list[tuple[str, int]]) -> str:
+    """(label, count) pairs in words: "20 not run, 1 skipped"."""
+    return ", ".join(f"{count} {label}" for label, count in found)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 

@@ -26,6 +26,7 @@ from etsuite.tools.budget import Section
 from etsuite.tools.formatting import (
     code,
     fenced,
+    in_words,
     listed,
     percent,
     plural,
@@ -147,8 +148,7 @@ def _left_out(total: tally.FlowRow) -> str:
     found = total.without_verdict()
     if not found:
         return ""
-    return (f"; {sum(n for _, n in found)} without one: "
-            + ", ".join(f"{n} {label}" for label, n in found))
+    return f"; {sum(n for _, n in found)} without one: {in_words(found)}"
 
 
 def _non_strict_note(count: int) -> str:
