@@ -183,7 +183,7 @@
 
   function summaryHtml(shown, folded) {
     const head = [["flow", "name"], ["tests", ""], ["correct", ""], ["delegated", ""], ["failing", ""],
-                  ...shown.map((i) => [`<span class="swatch" style="background:${S[i].color}"></span>\u2060${wrapAtUnderscores(S[i].name)}`, "status"]),
+                  ...shown.map((i) => [`<span class="swatch" style="background:${S[i].color}"></span>${wrapAtUnderscores(S[i].name)}`, "status"]),
                   ["pass rate", "rate"], ["wall time", ""]];
     const width = head.length;
     const failingCell = (r) => {
@@ -198,7 +198,7 @@
       const delegated = r.delegates ? r.delegated : `<span class="zero" title="portable kernels: nothing to delegate">–</span>`;
       return `<tr class="${cls}">${name}<td class="count">${r.total}</td><td class="count">${r.passing}</td>` +
         `<td class="count">${delegated}</td><td class="count">${failingCell(r)}</td>${cells.join("")}` +
-        `<td class="count rate">${percent(rate)}<div class="den">${esc(r.verdict)}</div></td>` +
+        `<td class="count rate"><span class="share">${percent(rate)}</span> <span class="den">${esc(r.verdict)}</span></td>` +
         `<td class="count">${seconds(r.duration)}</td></tr>`;
     };
     const notes = Object.fromEntries(D.backends.map((b) => [b.name, b]));
@@ -210,7 +210,7 @@
         const b = notes[r.backend];
         const note = b && b.note ? (b.note === b.note_full ? `<span class="backend-note">${esc(b.note)}</span>` :
           `<details class="backend-note"><summary>${esc(b.note)}</summary><div>${esc(b.note_full)}</div></details>`) : "";
-        body.push(`<tr class="backend-row${b && !b.ran ? " did-not-run" : ""}"><th colspan="${width}" class="name">` +
+        body.push(`<tr class="backend-row${b && !b.ran ? " did-not-run" : ""}" data-backend="${esc(r.backend ?? "")}"><th colspan="${width}" class="name">` +
           `<span class="backend-name">${esc(r.backend ?? "(no backend)")}</span>${note}</th></tr>`);
       }
       body.push(line(r, "", `<td class="name"><a href="#matrix-section" data-flow="${f}">${esc(r.flow ?? "(no flow)")}</a></td>`));

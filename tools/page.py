@@ -14,6 +14,7 @@ contract: the page holds no list of its own. Only the look of each status is dec
 from __future__ import annotations
 
 import base64
+import enum
 import gzip
 import json
 import math
@@ -158,9 +159,10 @@ class _Details:
                 result.longrepr, tally.repro(result), len(result.records)), strict=True):
             self.results[name].append(value)
         for record in result.records:
-            data = record.to_dict()
+            # Field by field rather than record.to_dict(): its dataclasses.asdict deep-copies
+            # every record, which was most of the page's time at 40,000 tests.
             for name in RECORD_FIELDS:
-                self.records[name].append(_finite(data[name]))
+                self.records[name].append(_plain(getattr(record, name)))
 
     def data(self) -> dict:
         return {"results": {k: _column(v) for k, v in self.results.items()},
@@ -187,14 +189,20 @@ def unpack_column(column) -> list:
     return column
 
 
-def _finite(value):
-    """JSON has no NaN or infinity (a NaN output's error is one): they travel as text."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+def _plain(value):
+    """A record's value as its JSON (what the contract's to_dict writes): a status as its
+    name, a nested statistic by its own to_dict. JSON has no NaN or infinity (a NaN
+    output's error is one): they travel as text."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (str, int)) or value is None:
+        return value.value if isinstance(value, enum.Enum) else value
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if hasattr(value, "to_dict"):
+        return _plain(value.to_dict())
     return value
 
 
@@ -215,7 +223,7 @@ def _borderline(merged: Merged, order, flow_index) -> dict | None:
     return {"ratio": tally.BORDERLINE_RATIO,
             "rows": [[index[id(b.result)],
                       b.record.subtest if len(b.result.records) > 1 else None,
-                      _finite(b.ratio), b.record.margin, b.record.verdict_rule, b.repro]
+                      _plain(b.ratio), b.record.margin, b.record.verdict_rule, b.repro]
                      for b in tally.borderline(merged.results)],
             "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
 
