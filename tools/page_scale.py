@@ -43,8 +43,10 @@ def renamed(nodeid: str, suffix: str) -> str:
     return f"{base}_{suffix}{bracket}{params}"
 
 
-def repeated_test(test: dict, new: str) -> dict:
-    """One test entry of a pytest-json-report, copied under a new node id."""
+def repeated_test(test: dict, new: str, distinct_text: bool = False) -> dict:
+    """One test entry of a pytest-json-report, copied under a new node id. With
+    `distinct_text`, its error texts name the copy too, so that no copy's text repeats
+    another's: the worst case for interning and compression."""
     old = test["nodeid"]
     entry = copy.deepcopy(test)
     entry["nodeid"] = new
@@ -55,13 +57,21 @@ def repeated_test(test: dict, new: str) -> dict:
         record["test_case"] = test_case_id(new)
         if isinstance(record.get("repro"), str):
             record["repro"] = record["repro"].replace(old, new)
+        if distinct_text and isinstance(record.get("error"), str):
+            record["error"] = f"{record['error']} [{new}]"
         records.append(record)
+    if distinct_text:
+        for when in ("setup", "call", "teardown"):
+            phase = entry.get(when)
+            if isinstance(phase, dict) and isinstance(phase.get("longrepr"), str):
+                phase["longrepr"] = f"{phase['longrepr']} [{new}]"
     if records:
         put_records(entry, records)
     return entry
 
 
-def repeat_reports(sources: list[str], tests: int, folder: str | os.PathLike) -> list[Path]:
+def repeat_reports(sources: list[str], tests: int, folder: str | os.PathLike,
+                   distinct_text: bool = False) -> list[Path]:
     """Write one report per source into `folder`, together holding `tests` tests: every
     source's tests are repeated in turn (copy 0 is the original) until the count is reached.
     Returns the files written."""
@@ -85,7 +95,8 @@ def repeat_reports(sources: list[str], tests: int, folder: str | os.PathLike) ->
                 if copy_index or nodeid in seen:
                     nodeid = renamed(nodeid, f"r{copy_index}s{index}")
                 seen.add(nodeid)
-                out[index].append(test if nodeid == test["nodeid"] else repeated_test(test, nodeid))
+                out[index].append(test if nodeid == test["nodeid"] else
+                                  repeated_test(test, nodeid, distinct_text))
                 made += 1
         copy_index += 1
     folder = Path(folder)
@@ -163,13 +174,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=DEFAULT_OUTPUT, metavar="FOLDER",
                         help=f"where the reports, summary.md and index.html go "
                              f"(default {DEFAULT_OUTPUT})")
+    parser.add_argument("--distinct-text", action="store_true",
+                        help="make every copy's error texts its own (the worst case for the "
+                             "page's interning and compression; real merges repeat errors)")
     parser.add_argument("--no-browser", action="store_true",
                         help="skip the browser (no Chromium needed)")
     args = parser.parse_args(argv)
     folder = Path(args.output)
     for stale in folder.glob("*.json"):
         stale.unlink()
-    repeat_reports(list(args.sources or DEFAULT_SOURCES), args.tests, folder)
+    repeat_reports(list(args.sources or DEFAULT_SOURCES), args.tests, folder, args.distinct_text)
     figures = measure(folder, browser=not args.no_browser)
     print("\n".join(f"page_scale: {line}" for line in figures.lines()))
     print(f"page_scale: files in {folder}/out/")
