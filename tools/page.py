@@ -1,11 +1,12 @@
 """The support matrix as one self-contained HTML page (`summary --page reports/index.html`).
 
 At a thousand cases by twenty flows nobody reads the markdown summary; people want to look
-and click. This module turns merged results (and, when given, earlier runs) into one plain
-data object, embeds it once as JSON in a page whose CSS and JavaScript (`page.css`,
-`page.js` beside this file) are inlined, so the file opens from disk or from a CI artifact
-with no network. The browser renders the matrix lazily (only the rows in view), which is
-what keeps a 10,000-record page responsive.
+and click. This module turns merged results (and, when given, earlier runs) into plain data,
+embeds it once, packed (gzip+base64: a core to draw from, and per backend the details a
+click or a text filter unpacks), in a page whose CSS and JavaScript (`page.css`, `page.js`
+beside this file) are inlined, so the file opens from disk or from a CI artifact with no
+network. The browser renders the matrix lazily (only the rows in view); with the packing,
+a `make test-all` merge of 40,000 tests stays a light page (`page_scale.py` measures it).
 
 Every number comes from `tally` and `baseline_diff`, every status and record field from the
 contract: the page holds no list of its own. Only the look of each status is decided here.
