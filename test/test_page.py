@@ -1,7 +1,6 @@
 """The HTML page's data and markup, without a browser: it follows the contract, embeds its
 data safely, needs no network, and the summary CLI writes it (`--page`, `--history`)."""
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -16,7 +15,6 @@ from etsuite.tools.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
-DATA_SCRIPT = re.compile(r'<script id="etsuite-data" type="application/json">(.*?)</script>', re.S)
 
 
 @pytest.fixture(autouse=True)
@@ -30,14 +28,37 @@ def load(*paths) -> reports.Merged:
 
 
 def embedded(html: str) -> dict:
-    found = DATA_SCRIPT.findall(html)
-    assert len(found) == 1, "the data is embedded exactly once"
-    return json.loads(found[0])
+    """The page's core data (read_page raises unless it is embedded exactly once)."""
+    return page.read_page(html)["core"]
+
+
+def records_of(data: dict) -> list[list]:
+    """Every result's details (page_data's columns, unpacked) in the grid's order, each
+    [nodeid, outcome, phase, duration, run, longrepr, repro, records as field rows]."""
+    core, parts = data["core"], data["details"]
+    unpacked = []
+    for part in parts:
+        results = {k: page.unpack_column(c) for k, c in part["results"].items()}
+        fields = [page.unpack_column(part["records"][name]) for name in core["fields"]]
+        rows, k = [], 0
+        for i in range(len(results["nodeid"])):
+            records = [[column[k + j] for column in fields] for j in range(results["records"][i])]
+            k += results["records"][i]
+            rows.append([results[name][i] for name in page._Details.RESULT[:-1]] + [records])
+        unpacked.append(rows)
+    seen = [0] * len(parts)
+    ordered = []
+    for flow in core["grid"]["flow"]:
+        backend = core["flows"][flow]["backend_index"]
+        ordered.append(unpacked[backend][seen[backend]])
+        seen[backend] += 1
+    assert seen == [len(rows) for rows in unpacked]  # every detail belongs to one cell
+    return ordered
 
 
 def test_every_status_has_a_look_and_the_page_lists_the_contract():
     assert set(page.STATUS_STYLE) == set(Status)
-    data = page.page_data(load(DATA))
+    data = page.page_data(load(DATA))["core"]
     assert [s["name"] for s in data["statuses"]] == [s.value for s in Status]
     assert data["fields"] == list(RECORD_FIELDS)
     kinds = {s["name"]: s["kind"] for s in data["statuses"]}
@@ -49,23 +70,30 @@ def test_every_status_has_a_look_and_the_page_lists_the_contract():
 
 def test_results_and_records_round_trip_through_the_page():
     merged = load(DATA)
-    data = page.page_data(merged)
-    assert len(data["results"]) == len(merged.results)
-    for result, row in zip(merged.results, data["results"], strict=True):
-        case, flow, status, nodeid = row[:4]
-        assert nodeid == result.nodeid
+    whole = page.page_data(merged)
+    data, grid = whole["core"], whole["core"]["grid"]
+    assert len(grid["status"]) == len(merged.results)
+    details = records_of(whole)
+    interned = [part["records"]["error"] for part in whole["details"]]
+    assert any(isinstance(column, dict) for column in interned)  # repeated errors, once each
+    for index, (result, detail) in enumerate(zip(merged.results, details, strict=True)):
+        case, flow, status = grid["case"][index], grid["flow"][index], grid["status"][index]
+        nodeid, outcome, _, _, _, longrepr, repro, records = detail
+        assert (nodeid, outcome, longrepr) == (result.nodeid, result.outcome, result.longrepr)
         assert data["statuses"][status]["name"] == result.status.value
         flow_info = data["flows"][flow]
         assert (flow_info["backend"], flow_info["flow"]) == tally.flow_key(result)
+        assert data["backends"][flow_info["backend_index"]]["name"] == result.backend
         assert data["cases"][case] == tally.display_case(case_id(result.nodeid, result.flow))
-        assert row[9] == tally.repro(result)
-        rebuilt = [SubtestRecord.from_dict(dict(zip(data["fields"], r, strict=True))) for r in row[10]]
+        assert repro == tally.repro(result)
+        assert grid["subtests"][index] == len(result.records)
+        rebuilt = [SubtestRecord.from_dict(dict(zip(data["fields"], r, strict=True))) for r in records]
         assert rebuilt == result.records
 
 
 def test_the_summary_table_matches_the_tally():
     merged = load(DATA)
-    data = page.page_data(merged)
+    data = page.page_data(merged)["core"]
     rows = tally.flow_rows(merged, tally.flow_order(merged))
     assert [(r["backend"], r["flow"], r["total"], r["passing"], r["failing"])
             for r in data["summary"]["rows"]] == [
@@ -85,9 +113,12 @@ def test_hostile_text_cannot_close_the_data_script():
     record.error = "</script><script>alert(1)</script> <!-- \u2028 & nan"
     record.outputs = [OutputStatistics(max_abs_error=float("nan"), sqnr_db=float("-inf"))]
     html = page.build(merged)
-    data = embedded(html)
-    assert html.count("<script") == 2  # the data and the page's own script, nothing else
-    row = data["results"][0][10][0]
+    whole = page.read_page(html)
+    # The core, one part of details per backend and the page's own script, nothing else.
+    assert html.count("<script") == 2 + len(whole["details"])
+    assert "alert(1)" not in html  # packed, so never as text a parser could run
+    data = whole["core"]
+    row = records_of(whole)[0][7][0]
     assert row[data["fields"].index("error")] == record.error
     assert row[data["fields"].index("outputs")] == [{
         "max_abs_error": "nan", "mean_abs_error": None, "sqnr_db": "-inf", "error_ratio": None,
@@ -112,7 +143,7 @@ def test_page_only_writes_the_page_and_no_markdown(tmp_path, capsys):
     assert out == ""
     assert err == f"summary: 83 tests, 24 failing, 7 runs -> {output}\n"
     assert sorted(p.name for p in output.parent.iterdir()) == ["index.html"]
-    assert len(embedded(output.read_text(encoding="utf-8"))["results"]) == 83
+    assert len(embedded(output.read_text(encoding="utf-8"))["grid"]["status"]) == 83
 
 
 def test_page_and_markdown_together(tmp_path):

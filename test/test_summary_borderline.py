@@ -12,7 +12,7 @@ import verdict_reports as vr
 from etsuite.backends.harness.contract.facts import SEED_POLICIES
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
-from etsuite.backends.harness.contract.statuses import PASSING, Status
+from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.tools import markdown, page, reports, tally
 from etsuite.tools.budget import fit
 
@@ -117,7 +117,7 @@ def test_the_markdown_list_is_capped_and_says_how_many_more(tmp_path):
     assert body.strip().startswith(f"{total} passing subtests whose worst output's")
     assert f"…and {total - 50} more, further from their bound" in body
     # The page lists every one of them, closest first.
-    data = page.page_data(merged)
+    data = page.page_data(merged)["core"]
     assert [row[2] for row in data["borderline"]["rows"]] == sorted(ratios, reverse=True)
 
 
@@ -147,10 +147,11 @@ def test_non_strict_xfails_and_passes_are_listed_apart(merged):
 def test_the_headline_says_how_many_correct_tests_are_non_strict(merged):
     text = render(merged)
     passing = sum(1 for r in merged.results if r.status in PASSING)
+    without = sum(1 for r in merged.results if r.status not in PASSING | FAILING)
     assert result(merged, vr.NON_STRICT_PASS).status is Status.PASS
     assert (f" ({passing} of " in text and
             " of them undelegated, 1 of them from non-strict declared cases (see Declared "
-            "input-dependent (non-strict)); skips" in text)
+            f"input-dependent (non-strict)); {without} without one: " in text)
     assert "1 expected failure (1 of them non-strict), " in text
 
 
@@ -193,7 +194,7 @@ def test_each_run_says_its_own_seed_policy(tmp_path):
         "- **Seeds:** 1 run: 1234, seed policy lunar (a policy this tool does not know); "
         "1 run: 1234, seed policy not recorded; "
         "1 run: 1234, seed policy pinned: \\$ETSUITE_SEED, e.g. CI's .ci/seed")
-    assert [run["seed_policy"] for run in page.page_data(merged)["runs"]] == [
+    assert [run["seed_policy"] for run in page.page_data(merged)["core"]["runs"]] == [
         "pinned: $ETSUITE_SEED, e.g. CI's .ci/seed", "not recorded",
         "lunar (a policy this tool does not know)"]
 
@@ -206,24 +207,29 @@ def test_older_reports_say_not_recorded():
 # ---------------------------------------------------------------- the page's data
 
 def test_the_page_holds_borderline_passes_and_non_strict_cases(merged):
-    data = page.page_data(merged)
+    data = page.page_data(merged)["core"]
     border = data["borderline"]
     assert border["ratio"] == tally.BORDERLINE_RATIO
-    found = [(data["results"][ri][3], data["results"][ri][10][k], ratio, repro)
-             for ri, k, ratio, repro in border["rows"]]
-    fields = data["fields"]
-    assert [(nodeid, rec[fields.index("subtest")], ratio) for nodeid, rec, ratio, _ in found] == [
-        (b.result.nodeid, b.record.subtest, b.ratio) for b in tally.borderline(merged.results)]
-    assert all(repro == rec[fields.index("repro")] for _, rec, _, repro in found)
+    # Each row points at its cell (the result's place in the grid) and carries what the
+    # section shows, so the page needs no record details to draw it.
+    found = [(merged.results[ri].nodeid, subtest, ratio, margin, rule, repro)
+             for ri, subtest, ratio, margin, rule, repro in border["rows"]]
+    assert found == [(b.result.nodeid, b.record.subtest if len(b.result.records) > 1 else None,
+                      b.ratio, b.record.margin, b.record.verdict_rule, b.repro)
+                     for b in tally.borderline(merged.results)]
+    assert all(b.repro == b.record.repro for b in tally.borderline(merged.results))
+    assert all(data["statuses"][data["grid"]["status"][ri]]["kind"] == "passing"
+               for ri, *_ in border["rows"])
     per_flow = {data["flows"][f]["flow"]: n for f, n in border["flows"]}
     assert per_flow["xnnpack_static_int8_per_tensor"] == 2 and per_flow["xnnpack"] == 0
-    declared = [(data["results"][ri][3], entry, observed) for ri, entry, observed in data["non_strict"]]
+    declared = [(merged.results[ri].nodeid, entry, observed)
+                for ri, entry, observed in data["non_strict"]]
     assert declared == [(vr.NON_STRICT_PASS, vr.ENTRIES[vr.NON_STRICT_PASS], None),
                         (vr.NON_STRICT_XFAIL, vr.ENTRIES[vr.NON_STRICT_XFAIL], "fail_mismatch")]
 
 
 def test_a_page_without_compared_outputs_has_no_borderline_section():
-    data = page.page_data(reports.load_all(["test/data/reports/portable.json"]))
+    data = page.page_data(reports.load_all(["test/data/reports/portable.json"]))["core"]
     assert data["borderline"] is None and data["non_strict"] == []
     assert data["runs"][0]["seed_policy"] == reports.SEED_POLICY_NOT_RECORDED
 

@@ -101,41 +101,89 @@ def _row(text: str, flow: str) -> dict:
     raise AssertionError(f"no row for {flow}")
 
 
-def test_the_flow_table_counts_every_status_column():
+def _header(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index("## Results by backend and flow")
+    return [c.strip() for c in lines[start + 2].strip("|").split("|")]
+
+
+def test_the_flow_table_has_a_column_for_each_status_that_occurs():
+    text = render(merged_from("test/data/reports/xnnpack-shard1.json",
+                              "test/data/reports/xnnpack-shard2.json"))
+    statuses = [c for c in _header(text) if c in {s.value for s in Status}]
+    assert statuses == ["pass", "pass_undelegated"]  # the only two in these reports
+    row = _row(text, "xnnpack")
+    assert (row["pass"], row["pass_undelegated"]) == ("3", "1")
+
+
+def test_the_flow_table_folds_the_failures_when_statuses_are_many():
     text = render(merged_from("test/data/reports/pipeline.json",
                               "test/data/reports/outcomes.json"))
+    header = _header(text)
+    assert len(header) <= markdown.MAX_RESULT_COLUMNS
+    assert header[6:-1] == ["failing", "xfail", "skip", "lowered_not_run", "unavailable"]
     faulty = _row(text, "faulty_mismatch")
-    assert (faulty["tests"], faulty["fail_mismatch"], faulty["xfail"], faulty["skip"]) == (
-        "6", "3", "1", "2")
-    portable = _row(text, "portable")
-    assert {k: portable[k] for k in ("fail_crash", "fail_timeout", "fail_test", "error")} == {
-        "fail_crash": "1", "fail_timeout": "1", "fail_test": "1", "error": "2"}
+    assert (faulty["tests"], faulty["failing"], faulty["xfail"], faulty["skip"]) == (
+        "6", "3 (mismatch 3)", "1", "2")
+    assert _row(text, "portable")["failing"] == "5 (crash 1, timeout 1, test 1, error 2)"
     plain = _row(text, "(no flow)")
-    assert (plain["xpass"], plain["xfail"], plain["skip"], plain["error"]) == ("2", "1", "1", "1")
+    assert (plain["failing"], plain["xfail"], plain["skip"]) == (
+        "5 (crash 1, test 1, error 1, xpass 2)", "1", "1")
     assert _row(text, "faulty_lowered_only")["lowered_not_run"] == "3"
     assert _row(text, "missing_sdk")["unavailable"] == "6"
-    assert ("- `missing_sdk` (missing) is unavailable: python module 'no_such_vendor_sdk' "
-            "is not installed") in text
+    assert ("- **missing** did not run here (1 flow, 6 tests unavailable): python module "
+            "'no_such_vendor_sdk' is not installed\n") in text
+
+
+def test_six_backends_fit_twelve_columns_and_each_says_once_why_it_did_not_run():
+    text = render(merged_from("test/data/reports/six/six-backends.json"))
+    header = _header(text)
+    assert len(header) <= markdown.MAX_RESULT_COLUMNS
+    assert header[6:-1] == ["pass", "pass_undelegated", "lowered_not_run", "unavailable"]
+    # One row per flow, the backend named on its first row only.
+    lines = text.splitlines()
+    start = lines.index("## Results by backend and flow") + 4
+    backends = [line.strip("|").split("|")[0].strip() for line in lines[start:start + 19]]
+    assert [b for b in backends if b] == ["portable", "arm", "coreml", "openvino", "qualcomm",
+                                          "vulkan"]
+    # The QNN reason, 200 characters, once for six flows, with how to enable it.
+    reason = "QNN_SDK_ROOT is not set: QnnPartitioner needs the QNN SDK's libQnnHtp.so"
+    assert text.count(reason) == 1
+    (qnn,) = [line for line in lines if line.startswith("- **qualcomm**")]
+    assert qnn.startswith("- **qualcomm** did not run here (6 flows, 24 tests unavailable): ")
+    assert "; to enable it: install the Qualcomm AI Engine Direct (QNN) SDK" in qnn
+    assert "\\$QNN_SDK_ROOT" in qnn and "&lt;sdk folder>" in qnn  # no math, no tag on GitHub
+    (arm,) = [line for line in lines if line.startswith("- **arm**")]
+    assert "arm_vgf_fp, arm_vgf_int: on a host with glibc >= 2.38" in arm  # its own hint
+    (coreml,) = [line for line in lines if line.startswith("- **coreml**")]
+    assert coreml == ("- **coreml** 7 of its 8 tests lowered but did not run here "
+                      "(lowered_not_run): this host's ExecuTorch runtime has no 'CoreMLBackend'")
+    # Each share with its denominator.
+    assert _row(text, "coreml")["correct"] == "1 of 1 (100.0 %)"
+    assert ("- **Correct:** 100.0 % (5 of 5 tests with a verdict, 1 of them undelegated; "
+            "71 without one: 15 not run, 56 unavailable)") in text
 
 
 def test_only_skips_give_no_pass_rate_instead_of_dividing_by_zero():
     full = merged_from("test/data/reports/pipeline.json")
     skipped = reports.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
     text = render(skipped)
-    assert "- **Correct:** n/a (no test reached a verdict)" in text
-    assert _row(text, "missing_sdk")["correct"] == "0 (n/a)"
+    assert "- **Correct:** n/a (no test reached a verdict; 6 without one: 6 unavailable)" in text
+    assert _row(text, "missing_sdk")["correct"] == "0 of 0 (n/a)"
 
 
 def test_the_headline_keeps_correct_and_delegated_apart():
     text = render(merged_from("test/data/reports/pipeline.json",
                               "test/data/reports/xnnpack-shard1.json"))
+    merged = merged_from("test/data/reports/pipeline.json", "test/data/reports/xnnpack-shard1.json")
     rows = {name: _row(text, name) for name in ("xnnpack", "portable", "faulty_lowered_only")}
-    counts = {name: (int(row["pass"]), int(row["pass_undelegated"])) for name, row in rows.items()}
     for name in ("xnnpack", "faulty_lowered_only"):  # pass_undelegated is correct, not delegated
-        passed, undelegated = counts[name]
+        statuses = Counter(r.status for r in merged.results if r.flow == name)
+        passed, undelegated = statuses[Status.PASS], statuses[Status.PASS_UNDELEGATED]
+        decided = sum(n for s, n in statuses.items() if s in st.PASSING | st.FAILING)
         assert undelegated > 0
-        assert rows[name]["correct"].startswith(f"{passed + undelegated} (")
-        assert rows[name]["correct, delegated"].startswith(f"{passed} (")
+        assert rows[name]["correct"].startswith(f"{passed + undelegated} of {decided} (")
+        assert rows[name]["correct, delegated"].startswith(f"{passed} of {decided} (")
     assert rows["portable"]["correct, delegated"] == "– (no delegate)"
     assert rows["xnnpack"]["delegated nodes"].endswith("%")
     delegated = sum(int(_row(text, name)["correct, delegated"].split()[0])
@@ -143,7 +191,8 @@ def test_the_headline_keeps_correct_and_delegated_apart():
                                  "xnnpack_static_int8_per_channel",
                                  "xnnpack_static_int8_per_tensor"))
     assert "- **Correct and delegated:** " in text
-    assert f"({delegated} tests: outputs match and a backend took" in text
+    decided = sum(1 for r in merged.results if r.status in st.PASSING | st.FAILING)
+    assert f"({delegated} of {decided} tests with a verdict: outputs match and a backend took" in text
 
 
 def test_quantized_or_not_is_shown_apart():
@@ -214,7 +263,8 @@ def test_a_selected_flow_without_tests_is_still_listed():
     full = merged_from("test/data/reports/pipeline.json")
     text = render(reports.Merged(full.runs, [], []))
     assert _row(text, "missing_sdk")["tests"] == "0"
-    assert "is unavailable: python module 'no_such_vendor_sdk'" in text
+    assert ("- **missing** did not run here (1 flow, 0 tests unavailable): python module "
+            "'no_such_vendor_sdk'") in text
 
 
 # ---------------------------------------------------------------- matrix, failures

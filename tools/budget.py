@@ -35,6 +35,11 @@ class Section:
     empty: str = ""          # said instead of the items when there are none
     unit: str = "rows"
     cuttable: bool = True
+    # The rendering of all items, made once: planning a cut needs the full text and its
+    # piece sizes, and the uncut version is written too; at 40,000 tests the support
+    # matrix alone is 750,000 cells to format, which must not be paid three times.
+    _full: tuple[str, list[str]] | None = field(default=None, init=False, repr=False,
+                                                compare=False)
 
     def text(self, keep: int | None = None, full_name: str | None = None) -> str:
         """The section's markdown with at most `keep` items (all when None); its parts
@@ -54,7 +59,11 @@ class Section:
     def _render(self, items: list) -> tuple[str, list[str]]:
         if self.render_items is None:  # only a section without items may leave it out
             raise ValueError(f"section {self.heading!r} has items but no render_items")
-        return self.render_items(items)
+        if len(items) < len(self.items):
+            return self.render_items(items)  # a cut: its tables are as wide as its rows
+        if self._full is None:
+            self._full = self.render_items(items)
+        return self._full
 
     def cut_note(self, shown: int, full_name: str | None) -> str:
         where = f"; all of them are in `{full_name}`" if full_name else ""

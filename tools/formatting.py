@@ -43,6 +43,16 @@ def code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def prose(text: str) -> str:
+    """Text from a report put in a markdown line as it is: `$...$` would be read as math
+    by GitHub and `<sdk folder>` as an HTML tag, both hiding the words."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code span, escape it all
+        parts = [text]
+    return "`".join(part if index % 2 else part.replace("$", "\\$").replace("<", "&lt;")
+                    for index, part in enumerate(parts))
+
+
 def fenced(text: str, language: str = "") -> str:
     fence = "```"
     while fence in text:
@@ -69,6 +79,11 @@ def seconds(value: float | None) -> str:
         return f"{minutes} m {rest:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} m"
+
+
+def in_words(found: list[tuple[str, int]]) -> str:
+    """(label, count) pairs in words: "20 not run, 1 skipped"."""
+    return ", ".join(f"{count} {label}" for label, count in found)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

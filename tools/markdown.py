@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error
-from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import status as st
 from etsuite.tools import tally
+from etsuite.tools.backend_notes import backend_notes
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
 from etsuite.tools.formatting import (
     code,
     fenced,
+    in_words,
     listed,
     percent,
     plural,
+    prose,
     seconds,
     shorten,
     table,
@@ -69,6 +73,7 @@ LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quanti
           "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
           "blank: not in these reports")
 NO_FLOW = "(no flow)"
+NO_BACKEND = "(none)"
 NON_STRICT_HEADING = "Declared input-dependent (non-strict)"
 BORDERLINE_SHOWN = 50    # borderline passes listed; the page lists them all
 
@@ -96,7 +101,9 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     other = len(results) - passing - failing - xfail
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
-    delegated = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged))).delegated_passing
+    total = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged)))
+    delegated = total.delegated_passing
+    left_out = _left_out(total)
     flaky = sum(1 for r in results if tally.is_flaky(r))
     declared = Counter(r.status for r in results if tally.is_non_strict(r))
     delegated_rate = delegated / (passing + failing) if rate is not None else None
@@ -109,12 +116,13 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
         f"- **Correct:** {percent(rate)}" + (
             f" ({passing} of {passing + failing} tests with a verdict, "
             f"{counts[Status.PASS_UNDELEGATED]} of them undelegated"
-            f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}; skips, "
-            f"xfail, lowered_not_run and unavailable are left out)" if rate is not None else
-            " (no test reached a verdict)"),
+            f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}{left_out})"
+            if rate is not None else
+            f" (no test reached a verdict{left_out})"),
         f"- **Correct and delegated:** {percent(delegated_rate)}"
-        f" ({delegated} tests: outputs match and a backend took the computation; the portable "
-        f"baseline's passes are not counted)",
+        + (f" ({delegated} of {passing + failing} tests with a verdict: outputs match and a "
+           f"backend took the computation; the portable baseline's passes are not counted)"
+           if rate is not None else ""),
         f"- **Seeds:** {_seeds(merged.runs)}",
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
@@ -133,6 +141,14 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     lines.append(f"- **Wall time:** {seconds(sum(r.duration for r in results))} "
                  f"(sum of test durations)")
     return Section(heading=f"# {title}\n", intro="\n".join(lines) + "\n", cuttable=False)
+
+
+def _left_out(total: tally.FlowRow) -> str:
+    """What a headline share leaves out, next to it: "; 266 without one: 250 not run, ..."."""
+    found = total.without_verdict()
+    if not found:
+        return ""
+    return f"; {sum(n for _, n in found)} without one: {in_words(found)}"
 
 
 def _non_strict_note(count: int) -> str:
@@ -197,34 +213,84 @@ def runs_section(merged: Merged) -> Section:
     return Section(heading="", intro="", items=merged.runs, render_items=render, unit="runs")
 
 
+MAX_RESULT_COLUMNS = 12
+"""The widest results table: a six-backend merge with a column for every status was 24
+columns, unreadable in a GitHub step summary. Only the statuses that occur get a column;
+when those are still too many, the passes (already counted as correct and delegated) lose
+theirs and the failures share one that names them, which always fits (7 + 1 + 4)."""
+
+
+Cell = Callable[[tally.FlowRow], object]
+
+
+def result_columns(rows: list[tally.FlowRow]) -> list[tuple[str, Cell]]:
+    """The per-status columns of the results table: (header, row -> cell)."""
+    total = tally.total_row(rows)
+    present = [c for c in st.COLUMNS if total.counts[c]]
+    columns: list[tuple[str, Cell]] = [(str(c), _count_of(c)) for c in present]
+    if len(_FIXED_COLUMNS) + len(columns) <= MAX_RESULT_COLUMNS:
+        return columns
+    failing = [c for c in present if c in st.FAILING]
+    folded: list[tuple[str, Cell]] = [("failing", _failing_cell(failing))] if failing else []
+    return folded + [(str(c), _count_of(c)) for c in present
+                     if c not in st.FAILING and c not in st.PASSING]
+
+
+_FIXED_COLUMNS = ("backend", "flow", "tests", "correct", "correct, delegated",
+                  "delegated nodes", "wall time")
+
+
+def _count_of(column) -> Cell:
+    return lambda row: row.counts[column]
+
+
+def _failing_cell(statuses) -> Cell:
+    def cell(row) -> str:
+        found = [f"{str(s).removeprefix('fail_')} {row.counts[s]}"
+                 for s in statuses if row.counts[s]]
+        return f"{row.failing} ({', '.join(found)})" if found else "0"
+    return cell
+
+
+def of_verdicts(count: int, row: tally.FlowRow, share: float | None) -> str:
+    """A count with its denominator and share: "1 of 1 (100.0 %)"."""
+    return f"{count} of {row.verdicts} ({percent(share)})"
+
+
 def flows_section(merged: Merged, order) -> Section:
     rows = tally.flow_rows(merged, order)
-    shown = [([row.backend or "", flow_label(row.flow)], row) for row in rows]
+    shown = []
+    previous = object()
+    for row in rows:  # grouped by backend: its name on its first row
+        shown.append(([(row.backend or NO_BACKEND) if row.backend != previous else "",
+                       flow_label(row.flow)], row))
+        previous = row.backend
     if len(rows) > 1:
         shown.append((["**all**", ""], tally.total_row(rows)))
 
     shares = {(c.backend, c.flow): c.share for c in tally.coverage(merged.results, order)}
-    shares[("**all**", "")] = tally.total_coverage(merged.results).share
+    total_share = tally.total_coverage(merged.results).share
+    statuses = result_columns(rows)
 
     def render(items):
         headers = ["backend", "flow", "tests", "correct", "correct, delegated",
-                   "delegated nodes", *st.COLUMNS, "wall time"]
+                   "delegated nodes", *(name for name, _ in statuses), "wall time"]
         return table(headers, [
-            [*names, row.total, f"{row.passing} ({percent(row.pass_rate)})",
-             f"{row.delegated_passing} ({percent(row.delegated_pass_rate)})"
+            [*names, row.total, of_verdicts(row.passing, row, row.pass_rate),
+             of_verdicts(row.delegated_passing, row, row.delegated_pass_rate)
              if row.delegates else "– (no delegate)",
-             percent(shares.get(tuple(names) if names[0] == "**all**" else (row.backend, row.flow))),
-             *(row.counts[c] for c in st.COLUMNS), seconds(row.duration)]
+             percent(total_share if names[0] == "**all**" else shares.get((row.backend, row.flow))),
+             *(cell(row) for _, cell in statuses), seconds(row.duration)]
             for names, row in items])
 
-    unavailable = [f"- {code(flow_label(row.flow))} ({row.backend}) is unavailable: "
-                   f"{'; '.join(row.unavailable)}" for row in rows if row.unavailable]
+    notes = [f"- **{note.backend}** {prose(note.line())}"
+             for note in backend_notes(merged, rows)]
     outro = ("Correct: pass + pass_undelegated, of the tests with a verdict (passing + "
              "failing); correct, delegated: pass only (the backend took nodes and the "
              "outputs match); delegated nodes: the delegated share of the lowered graphs' "
-             "nodes. fail_test is a failure outside any subtest, error one in setup, "
-             "teardown or collection.\n"
-             + ("\n" + "\n".join(unavailable) + "\n" if unavailable else ""))
+             "nodes. Only the statuses that occur have a column. fail_test is a failure "
+             "outside any subtest, error one in setup, teardown or collection.\n"
+             + ("\n" + "\n".join(notes) + "\n" if notes else ""))
     return Section(heading="## Results by backend and flow\n", items=shown,
                    render_items=render, outro=outro, empty="No tests.\n", cuttable=False)
 
@@ -251,15 +317,22 @@ def matrix_cell(statuses: Counter | None) -> str:
     if not statuses:
         return ""
     marks = []
-    for status in Status:
-        keys = [status] + sorted(k for k in statuses if isinstance(k, tuple) and k[0] is status)
-        for key in keys:
-            count = statuses[key]
-            if count:
-                how = tally.SHORT.get(key[1]) if isinstance(key, tuple) else None
-                marks.append(CELL[status] + (f" {how}" if how else "")
-                             + (f" ×{count}" if count > 1 else ""))
+    for key in sorted(statuses, key=_mark_order):
+        count = statuses[key]
+        if count:
+            status, how = (key[0], tally.SHORT.get(key[1])) if isinstance(key, tuple) else (key, None)
+            marks.append(CELL[status] + (f" {how}" if how else "")
+                         + (f" ×{count}" if count > 1 else ""))
     return ", ".join(marks)
+
+
+def _mark_order(key) -> tuple:
+    """A status before its (status, how it ran) keys, those by how; statuses in the
+    contract's order. Sorting only the keys a cell has: a matrix at 40,000 tests has
+    750,000 cells, and walking every status for each was most of the summary's time."""
+    if isinstance(key, tuple):
+        return (ORDER[key[0]], 1, key[1])
+    return (ORDER[key], 0, "")
 
 
 def computation_section(merged: Merged, order) -> list[Section]:

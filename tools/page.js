@@ -1,16 +1,60 @@
-// The support-matrix page: reads the JSON that tools/page.py embedded, draws the summary,
-// the history and the matrix. The matrix is virtualised (only rows in view are in the DOM),
-// so ten thousand records stay responsive. No framework, no network.
+// The support-matrix page: unpacks the data tools/page.py embedded, draws the summary,
+// the history and the matrix. The data is gzip-compressed JSON in base64: the core (the
+// summary, and the matrix as columns of small integers) is unpacked at start; each
+// backend's details (node ids, errors, records) only when a cell of it is opened or a
+// text filter needs them. The matrix is virtualised (only rows in view are in the DOM),
+// so 40,000 tests stay responsive. No framework, no network.
 "use strict";
-(function () {
-  const D = JSON.parse(document.getElementById("etsuite-data").textContent);
+(async function () {
+  const $ = (id) => document.getElementById(id);
+
+  // Base64 -> bytes -> gunzip (DecompressionStream) -> JSON.
+  async function unpack(id) {
+    const text = $(id).textContent;
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return JSON.parse(await new Response(stream).text());
+  }
+  // A column of page.py's _column: the values, or interned text {strings, index}.
+  function column(c) {
+    return Array.isArray(c) ? c : c.index.map((i) => (i < 0 ? null : c.strings[i]));
+  }
+
+  const D = await unpack("etsuite-data");
   const ROW = 26;
   const OVERSCAN = 12;
   const S = D.statuses;
+  const G = D.grid;
+  const N = G.status.length;
   const FI = Object.fromEntries(D.fields.map((name, i) => [name, i]));
-  const R = { CASE: 0, FLOW: 1, STATUS: 2, NODEID: 3, OUTCOME: 4, PHASE: 5, DURATION: 6,
-              RUN: 7, LONGREPR: 8, REPRO: 9, RECORDS: 10 };
-  const $ = (id) => document.getElementById(id);
+
+  // Each result's backend (the part of the details holding it) and its place there.
+  const place = new Int32Array(N);
+  {
+    const next = new Array(D.backends.length).fill(0);
+    for (let ri = 0; ri < N; ri++) place[ri] = next[D.flows[G.flow[ri]].backend_index]++;
+  }
+  const loaded = new Map();  // backend index -> Promise of its results' details
+  function details(b) {
+    if (!loaded.has(b)) loaded.set(b, unpack(`etsuite-details-${b}`).then((part) => {
+      const r = Object.fromEntries(Object.entries(part.results).map(([k, c]) => [k, column(c)]));
+      const cols = D.fields.map((name) => column(part.records[name]));
+      const out = [];
+      let k = 0;
+      for (let i = 0; i < r.nodeid.length; i++) {
+        const records = [];
+        for (let j = 0; j < r.records[i]; j++, k++) records.push(cols.map((c) => c[k]));
+        out.push({ nodeid: r.nodeid[i], outcome: r.outcome[i], phase: r.phase[i], duration: r.duration[i],
+                   run: r.run[i], longrepr: r.longrepr[i], repro: r.repro[i], records });
+      }
+      return out;
+    }));
+    return loaded.get(b);
+  }
+  const backendOf = (ri) => D.flows[G.flow[ri]].backend_index;
+  async function result(ri) { return (await details(backendOf(ri)))[place[ri]]; }
 
   // ------------------------------------------------------------ small helpers
   function esc(value) {
@@ -54,18 +98,26 @@
 
   // ------------------------------------------------------------ the matrix model
   const rows = D.cases.map((name, i) => ({ i, name, cells: new Int32Array(D.flows.length).fill(-1),
-                                           hay: name.toLowerCase() }));
-  const byNodeid = new Map();
-  D.results.forEach((res, ri) => {
-    const row = rows[res[R.CASE]];
-    row.cells[res[R.FLOW]] = ri;
-    byNodeid.set(res[R.NODEID], ri);
-    const errors = res[R.RECORDS].map((rec) => recordValue(rec, "error")).filter(Boolean);
-    if (res[R.LONGREPR]) errors.push(firstLine(res[R.LONGREPR]));
-    if (errors.length) row.hay += "\n" + errors.join("\n").toLowerCase();
-  });
+                                           hay: null }));
+  for (let ri = 0; ri < N; ri++) rows[G.case[ri]].cells[G.flow[ri]] = ri;
   const statusCounts = new Array(S.length).fill(0);
-  D.results.forEach((res) => statusCounts[res[R.STATUS]]++);
+  for (let ri = 0; ri < N; ri++) statusCounts[G.status[ri]]++;
+
+  // What a text filter searches: the case name, its records' errors and pytest's first
+  // line. The errors are in the details, unpacked for the backends shown on first use.
+  async function searchable(backends) {
+    const parts = await Promise.all(backends.map((b) => details(b)));
+    for (let ri = 0; ri < N; ri++) {
+      const row = rows[G.case[ri]];
+      if (row.hay === null) row.hay = row.name.toLowerCase();
+      if (!backends.includes(backendOf(ri)) || row.searched?.has(ri)) continue;
+      (row.searched ??= new Set()).add(ri);
+      const res = parts[backends.indexOf(backendOf(ri))][place[ri]];
+      const errors = res.records.map((rec) => recordValue(rec, "error")).filter(Boolean);
+      if (res.longrepr) errors.push(firstLine(res.longrepr));
+      if (errors.length) row.hay += "\n" + errors.join("\n").toLowerCase();
+    }
+  }
 
   const state = { backend: "", flow: "", text: "", statuses: new Set(S.map((_, i) => i)),
                   sort: "name", dir: 1, columns: [], visible: [], selected: -1 };
@@ -76,7 +128,7 @@
     document.title = D.title;
     const incomplete = D.runs.filter((r) => !r.finished).length;
     $("facts").innerHTML = [
-      `${D.results.length} tests in ${D.runs.length} run${D.runs.length === 1 ? "" : "s"}` +
+      `${N} tests in ${D.runs.length} run${D.runs.length === 1 ? "" : "s"}` +
         (incomplete ? ` (<b>${incomplete} incomplete</b>)` : ""),
       `torch ${esc(distinct(D.runs.map((r) => r.torch)))}`,
       `executorch ${esc(distinct(D.runs.map((r) => r.executorch)))}`,
@@ -103,29 +155,20 @@
     return times[0] === last ? `started ${esc(last)}` : `started ${esc(times[0])} to ${esc(last)}`;
   }
 
+  // Results at a glance: one row per flow under a row per backend, which says once why
+  // its flows did not run here (the whole reason and how to enable it behind a click).
+  // Only the statuses that occur get a column; when the table would still be wider than
+  // the page, the passes (counted as correct and delegated) lose theirs and the failures
+  // share the failing column, which names them.
   function drawSummary() {
-    const shown = S.map((_, i) => i).filter((i) => D.summary.total.counts[i]);
-    const head = ["backend", "flow", "tests", "correct", "delegated", "failing",
-                  ...shown.map((i) => `<span class="swatch" style="background:${S[i].color}"></span>${esc(S[i].name)}`),
-                  "pass rate", "wall time"];
-    const line = (r, cls, names) => {
-      const rate = r.passing + r.failing ? r.passing / (r.passing + r.failing) : null;
-      const cells = shown.map((i) => r.counts[i] ? `<td>${r.counts[i]}</td>` : `<td class="zero">0</td>`);
-      return `<tr class="${cls}">${names}<td>${r.total}</td><td>${r.passing}</td><td>${r.delegated}</td>` +
-        `<td>${r.failing}</td>${cells.join("")}<td>${percent(rate)}</td><td>${seconds(r.duration)}</td></tr>`;
-    };
-    let previous = null;
-    const body = D.summary.rows.map((r, f) => {
-      const first = r.backend !== previous;
-      previous = r.backend;
-      const unavailable = r.unavailable.length ? `<div class="unavail">unavailable: ${esc(r.unavailable.join("; "))}</div>` : "";
-      const names = `<td class="name">${first ? esc(r.backend ?? "") : ""}</td>` +
-        `<td class="name"><a href="#matrix-section" data-flow="${f}">${esc(r.flow ?? "(no flow)")}</a>${unavailable}</td>`;
-      return line(r, first ? "backend-first" : "", names);
-    });
-    if (D.summary.rows.length > 1) body.push(line(D.summary.total, "total", `<td class="name">all</td><td></td>`));
-    $("summary").innerHTML = `<thead><tr>${head.map((h, i) => `<th class="${i < 2 ? "name" : ""}">${h}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody>`;
-    $("summary").addEventListener("click", (event) => {
+    const present = S.map((_, i) => i).filter((i) => D.summary.total.counts[i]);
+    const table = $("summary");
+    table.innerHTML = summaryHtml(present, false);
+    if (table.offsetWidth > $("summary-section").clientWidth) {
+      table.innerHTML = summaryHtml(present.filter((i) => S[i].kind !== "passing" && S[i].kind !== "failing"), true);
+      table.classList.add("folded");
+    }
+    table.addEventListener("click", (event) => {
       const link = event.target.closest("a[data-flow]");
       if (!link) return;
       const f = Number(link.dataset.flow);
@@ -134,6 +177,46 @@
       syncControls();
       update();
     });
+  }
+
+  const wrapAtUnderscores = (name) => esc(name).replace(/_/g, "_<wbr>");
+
+  function summaryHtml(shown, folded) {
+    const head = [["flow", "name"], ["tests", ""], ["correct", ""], ["delegated", ""], ["failing", ""],
+                  ...shown.map((i) => [`<span class="swatch" style="background:${S[i].color}"></span>${wrapAtUnderscores(S[i].name)}`, "status"]),
+                  ["pass rate", "rate"], ["wall time", ""]];
+    const width = head.length;
+    const failingCell = (r) => {
+      if (!folded || !r.failing) return r.failing ? `${r.failing}` : `<span class="zero">0</span>`;
+      const named = Object.entries(r.counts).filter(([i]) => S[i].kind === "failing")
+        .map(([i, n]) => `${esc(S[i].name.replace(/^fail_/, ""))} ${n}`);
+      return `${r.failing}<div class="den">${named.join(", ")}</div>`;
+    };
+    const line = (r, cls, name) => {
+      const rate = r.passing + r.failing ? r.passing / (r.passing + r.failing) : null;
+      const cells = shown.map((i) => r.counts[i] ? `<td class="count">${r.counts[i]}</td>` : `<td class="count zero">0</td>`);
+      const delegated = r.delegates ? r.delegated : `<span class="zero" title="portable kernels: nothing to delegate">–</span>`;
+      return `<tr class="${cls}">${name}<td class="count">${r.total}</td><td class="count">${r.passing}</td>` +
+        `<td class="count">${delegated}</td><td class="count">${failingCell(r)}</td>${cells.join("")}` +
+        `<td class="count rate"><span class="share">${percent(rate)}</span> <span class="den">${esc(r.verdict)}</span></td>` +
+        `<td class="count">${seconds(r.duration)}</td></tr>`;
+    };
+    const notes = Object.fromEntries(D.backends.map((b) => [b.name, b]));
+    let previous;
+    const body = [];
+    D.summary.rows.forEach((r, f) => {
+      if (r.backend !== previous || f === 0) {
+        previous = r.backend;
+        const b = notes[r.backend];
+        const note = b && b.note ? (b.note === b.note_full ? `<span class="backend-note">${esc(b.note)}</span>` :
+          `<details class="backend-note"><summary>${esc(b.note)}</summary><div>${esc(b.note_full)}</div></details>`) : "";
+        body.push(`<tr class="backend-row${b && !b.ran ? " did-not-run" : ""}" data-backend="${esc(r.backend ?? "")}"><th colspan="${width}" class="name">` +
+          `<span class="backend-name">${esc(r.backend ?? "(no backend)")}</span>${note}</th></tr>`);
+      }
+      body.push(line(r, "", `<td class="name"><a href="#matrix-section" data-flow="${f}">${esc(r.flow ?? "(no flow)")}</a></td>`));
+    });
+    if (D.summary.rows.length > 1) body.push(line(D.summary.total, "total", `<td class="name">all</td>`));
+    return `<thead><tr>${head.map(([h, cls]) => `<th class="${cls}">${h}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody>`;
   }
 
   // ------------------------------------------------------------ verdicts to watch
@@ -159,29 +242,27 @@
       `No passing subtest reached ${B.ratio}x of its rule's bound.`) + ` Per flow: ${perFlow}.`;
     $("borderline").hidden = !B.rows.length;
     linkedRows("borderline", ["test case", "flow", "worst error/bound", "margin", "rule", "repro"],
-      B.rows.map(([ri, k, ratio, repro]) => {
-        const res = D.results[ri], rec = res[R.RECORDS][k];
-        const subtest = res[R.RECORDS].length > 1 ? ` (subtest ${esc(recordValue(rec, "subtest"))})` : "";
-        return [ri, [`<span class="mono">${esc(D.cases[res[R.CASE]])}${subtest}</span>`, esc(flowName(res[R.FLOW])),
-          `${typeof ratio === "number" ? ratio.toFixed(2) : esc(ratio)}x`, esc(recordValue(rec, "margin") ?? "–"),
-          esc(recordValue(rec, "verdict_rule") ?? "–"), `<span class="mono">${esc(repro)}</span>`]];
+      B.rows.map(([ri, subtestNumber, ratio, margin, rule, repro]) => {
+        const subtest = subtestNumber != null ? ` (subtest ${esc(subtestNumber)})` : "";
+        return [ri, [`<span class="mono">${esc(D.cases[G.case[ri]])}${subtest}</span>`, esc(flowName(G.flow[ri])),
+          `${typeof ratio === "number" ? ratio.toFixed(2) : esc(ratio)}x`, esc(margin ?? "–"),
+          esc(rule ?? "–"), `<span class="mono">${esc(repro)}</span>`]];
       }));
   }
 
   // Cases a non-strict [[fail]] entry declares: their pass is no fix, their xfail no real failure.
   function drawNonStrict() {
-    const N = D.non_strict;
-    if (!N.length) return;
+    const NS = D.non_strict;
+    if (!NS.length) return;
     $("non-strict-section").hidden = false;
-    const kinds = N.map(([ri]) => S[D.results[ri][R.STATUS]]);
+    const kinds = NS.map(([ri]) => S[G.status[ri]]);
     const failed = kinds.filter((s) => s.name === "xfail").length, passed = kinds.filter((s) => s.kind === "passing").length;
-    $("non-strict-note").textContent = `${N.length} test${N.length === 1 ? "" : "s"} of cases declared by a non-strict ` +
+    $("non-strict-note").textContent = `${NS.length} test${NS.length === 1 ? "" : "s"} of cases declared by a non-strict ` +
       `[[fail]] entry (input-dependent: each may fail with the declared status or pass, and neither fails the run): ` +
       `${failed} failed as declared (xfail), ${passed} passed (counted as correct).`;
-    linkedRows("non-strict", ["test case", "flow", "this run", "entry"], N.map(([ri, entry, observed]) => {
-      const res = D.results[ri];
-      return [ri, [`<span class="mono">${esc(D.cases[res[R.CASE]])}</span>`, esc(flowName(res[R.FLOW])),
-        badge(res[R.STATUS]) + (observed ? ` <span class="note">the pipeline said ${esc(observed)}</span>` : ""),
+    linkedRows("non-strict", ["test case", "flow", "this run", "entry"], NS.map(([ri, entry, observed]) => {
+      return [ri, [`<span class="mono">${esc(D.cases[G.case[ri]])}</span>`, esc(flowName(G.flow[ri])),
+        badge(G.status[ri]) + (observed ? ` <span class="note">the pipeline said ${esc(observed)}</span>` : ""),
         `<span class="mono">${esc(entry ?? "–")}</span>`]];
     }));
   }
@@ -234,7 +315,7 @@
     const table = (title, items, id) => {
       if (!items.length) return `<h3>${title}: none</h3>`;
       const body = items.map((c) => {
-        const target = byNodeid.has(c.nodeid) ? ` class="link" data-result="${byNodeid.get(c.nodeid)}"` : "";
+        const target = c.result != null ? ` class="link" data-result="${c.result}"` : "";
         const side = (x) => (x ? badge(statusIndex[x.status]) : "–");
         const error = firstLine((c.now && c.now.error) || (c.was && c.was.error));
         return `<tr${target}><td class="name mono" title="${esc(c.nodeid)}">${esc(c.nodeid)}</td><td>${esc(c.flow ?? "")}</td>` +
@@ -317,7 +398,7 @@
     let any = false;
     for (const c of state.columns) {
       const ri = row.cells[c];
-      if (ri >= 0 && state.statuses.has(D.results[ri][R.STATUS])) { any = true; break; }
+      if (ri >= 0 && state.statuses.has(G.status[ri])) { any = true; break; }
     }
     return any && (!state.text || row.hay.includes(state.text));
   }
@@ -326,7 +407,7 @@
     let n = 0;
     for (const c of state.columns) {
       const ri = row.cells[c];
-      if (ri >= 0 && test(S[D.results[ri][R.STATUS]])) n++;
+      if (ri >= 0 && test(S[G.status[ri]])) n++;
     }
     return n;
   }
@@ -338,15 +419,22 @@
     else if (key === "undelegated") score = (row) => -countKind(row, (s) => s.name === "pass_undelegated");
     else if (key !== "name") {
       const f = Number(key);
-      score = (row) => (row.cells[f] >= 0 ? D.results[row.cells[f]][R.STATUS] : S.length);
+      score = (row) => (row.cells[f] >= 0 ? G.status[row.cells[f]] : S.length);
     }
     const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     list.sort(score ? (a, b) => state.dir * (score(a) - score(b)) || byName(a, b) : (a, b) => state.dir * byName(a, b));
     return list;
   }
 
-  function update() {
+  let updates = 0;
+  async function update() {
+    const ticket = ++updates;
     state.columns = computeColumns();
+    if (state.text) {
+      $("shown").textContent = "searching…";
+      await searchable([...new Set(state.columns.map((c) => D.flows[c].backend_index))]);
+      if (ticket !== updates) return;  // a newer update took over
+    }
     state.visible = sortRows(rows.filter(rowMatches));
     for (const chip of $("legend").querySelectorAll("button[data-status]")) {
       chip.classList.toggle("off", !state.statuses.has(Number(chip.dataset.status)));
@@ -381,19 +469,14 @@
 
   function cellHtml(ri) {
     if (ri < 0) return `<div class="cell empty"></div>`;
-    const res = D.results[ri];
-    const s = S[res[R.STATUS]];
-    let delegated = 0, total = 0, known = false;
-    for (const rec of res[R.RECORDS]) {
-      const d = recordValue(rec, "delegated_nodes"), u = recordValue(rec, "undelegated_nodes");
-      if (d != null) { known = true; delegated += d; total += d + (u || 0); }
-    }
-    const delegates = D.flows[res[R.FLOW]].delegates !== false;
-    const nodes = known && delegates && (s.kind === "passing" || s.name === "lowered_not_run") ? ` ${delegated}/${total}` : "";
-    const subtests = res[R.RECORDS].length > 1 ? ` ×${res[R.RECORDS].length}` : "";
-    const classes = ["cell", s.name === "pass_undelegated" ? "undelegated" : "", state.statuses.has(res[R.STATUS]) ? "" : "dim",
+    const s = S[G.status[ri]];
+    const delegated = G.delegated[ri], total = G.nodes[ri], count = G.subtests[ri];
+    const delegates = D.flows[G.flow[ri]].delegates !== false;
+    const nodes = delegated >= 0 && delegates && (s.kind === "passing" || s.name === "lowered_not_run") ? ` ${delegated}/${total}` : "";
+    const subtests = count > 1 ? ` ×${count}` : "";
+    const classes = ["cell", s.name === "pass_undelegated" ? "undelegated" : "", state.statuses.has(G.status[ri]) ? "" : "dim",
                      ri === state.selected ? "selected" : ""].filter(Boolean).join(" ");
-    const title = `${s.name}${nodes ? ` · delegated nodes${nodes}` : ""} · ${res[R.NODEID]}`;
+    const title = `${s.name}${nodes ? ` · delegated nodes${nodes}` : ""} · ${D.cases[G.case[ri]]} · ${flowName(G.flow[ri])}`;
     return `<div class="${classes}" data-result="${ri}" data-status="${s.name}" tabindex="-1" ` +
       `style="background-color:${s.color};color:${s.text}" title="${esc(title)}">${esc(s.label)}${nodes}${subtests}</div>`;
   }
@@ -490,26 +573,27 @@
     return `<div class="record"><h3>subtest ${esc(recordValue(rec, "subtest"))}</h3><dl>${parts.join("")}</dl></div>`;
   }
 
-  function showDetail(ri) {
-    const res = D.results[ri];
-    const run = D.runs[res[R.RUN]];
+  async function showDetail(ri) {
     state.selected = ri;
-    const f = res[R.FLOW];
-    const records = res[R.RECORDS];
-    const longrepr = res[R.LONGREPR]
-      ? `<h3>pytest says (${esc(res[R.PHASE] || res[R.OUTCOME])})</h3><pre>${esc(res[R.LONGREPR].slice(-4000))}</pre>` : "";
+    const res = await result(ri);
+    if (state.selected !== ri) return;  // another cell was opened meanwhile
+    const run = D.runs[res.run];
+    const f = G.flow[ri];
+    const records = res.records;
+    const longrepr = res.longrepr
+      ? `<h3>pytest says (${esc(res.phase || res.outcome)})</h3><pre>${esc(res.longrepr.slice(-4000))}</pre>` : "";
     $("detail-body").innerHTML =
-      `<h2 class="mono">${esc(res[R.NODEID])}</h2>` +
-      `<dl><dt>status</dt><dd id="detail-status">${badge(res[R.STATUS])}</dd>` +
+      `<h2 class="mono">${esc(res.nodeid)}</h2>` +
+      `<dl><dt>status</dt><dd id="detail-status">${badge(G.status[ri])}</dd>` +
       `<dt>flow</dt><dd>${esc(flowName(f))} <span class="note">(${esc(backendName(f))}${D.flows[f].description ? ": " + esc(D.flows[f].description) : ""})</span></dd>` +
-      `<dt>pytest outcome</dt><dd>${esc(res[R.OUTCOME])}${res[R.PHASE] ? " in " + esc(res[R.PHASE]) : ""}</dd>` +
-      `<dt>duration</dt><dd>${seconds(res[R.DURATION])}</dd>` +
+      `<dt>pytest outcome</dt><dd>${esc(res.outcome)}${res.phase ? " in " + esc(res.phase) : ""}</dd>` +
+      `<dt>duration</dt><dd>${seconds(res.duration)}</dd>` +
       `<dt>run</dt><dd class="mono">${esc(run.path)} <span class="note">torch ${esc(run.torch ?? "?")}, executorch ${esc(run.executorch ?? "?")}, seed ${esc(run.seed ?? "?")} (seed policy ${esc(run.seed_policy)})</span></dd></dl>` +
-      `<h3>Reproduce</h3><div class="repro"><pre id="repro-text">${esc(res[R.REPRO])}</pre>` +
+      `<h3>Reproduce</h3><div class="repro"><pre id="repro-text">${esc(res.repro)}</pre>` +
       `<button id="copy-repro" class="copy">copy</button></div>` +
       longrepr + (records.length ? records.map(recordHtml).join("") : `<p class="note">No subtest record.</p>`);
     $("detail").hidden = false;
-    $("copy-repro").addEventListener("click", () => copy(res[R.REPRO], $("copy-repro")));
+    $("copy-repro").addEventListener("click", () => copy(res.repro, $("copy-repro")));
     for (const cell of $("grid-body").querySelectorAll(".cell.selected")) cell.classList.remove("selected");
     const cell = $("grid-body").querySelector(`.cell[data-result="${ri}"]`);
     if (cell) cell.classList.add("selected");
@@ -551,8 +635,8 @@
   drawHistory();
   drawControls();
   wireGrid();
-  update();
+  await update();
   // For tests and load-time measurement: set once the page is usable.
-  window.etsuiteReady = { ms: performance.now(), results: D.results.length, cases: rows.length };
+  window.etsuiteReady = { ms: performance.now(), results: N, cases: rows.length };
   document.documentElement.dataset.ready = "1";
 })();

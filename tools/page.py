@@ -1,11 +1,12 @@
 """The support matrix as one self-contained HTML page (`summary --page reports/index.html`).
 
 At a thousand cases by twenty flows nobody reads the markdown summary; people want to look
-and click. This module turns merged results (and, when given, earlier runs) into one plain
-data object, embeds it once as JSON in a page whose CSS and JavaScript (`page.css`,
-`page.js` beside this file) are inlined, so the file opens from disk or from a CI artifact
-with no network. The browser renders the matrix lazily (only the rows in view), which is
-what keeps a 10,000-record page responsive.
+and click. This module turns merged results (and, when given, earlier runs) into plain data,
+embeds it once, packed (gzip+base64: a core to draw from, and per backend the details a
+click or a text filter unpacks), in a page whose CSS and JavaScript (`page.css`, `page.js`
+beside this file) are inlined, so the file opens from disk or from a CI artifact with no
+network. The browser renders the matrix lazily (only the rows in view); with the packing,
+a `make test-all` merge of 40,000 tests stays a light page (`page_scale.py` measures it).
 
 Every number comes from `tally` and `baseline_diff`, every status and record field from the
 contract: the page holds no list of its own. Only the look of each status is decided here.
@@ -13,8 +14,12 @@ contract: the page holds no list of its own. Only the look of each status is dec
 
 from __future__ import annotations
 
+import base64
+import enum
+import gzip
 import json
 import math
+import re
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -24,7 +29,9 @@ from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, STAGES, Status
 from etsuite.tools import tally
+from etsuite.tools.backend_notes import BackendNote, backend_notes
 from etsuite.tools.baseline_diff import Change, Changes
+from etsuite.tools.formatting import in_words
 from etsuite.tools.reports import Merged, TestResult, seed_policy_text
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
@@ -77,77 +84,149 @@ class HistoryPoint:
 
 def page_data(merged: Merged, changes: Changes | None = None,
               history: list[HistoryPoint] | None = None, title: str = DEFAULT_TITLE) -> dict:
-    """Everything the page shows, as JSON-ready data. Results are rows of the matrix
-    (case x flow); their records are lists in the contract's field order (`fields`)."""
+    """Everything the page shows, as JSON-ready data in two parts: `core`, what the page
+    needs to draw (the summary, and the matrix as columns of small integers: case, flow,
+    status, delegated nodes, subtests per result), and `details`, one part per backend
+    with each result's node id, pytest outcome, error text, repro and records, which the
+    page unpacks only when a cell of that backend is opened or a text filter needs them.
+    At 40,000 tests the details are most of the bytes; the core is what must be quick."""
     order = tally.flow_order(merged)
     flow_index = {key: index for index, key in enumerate(order)}
+    backends = list(dict.fromkeys(backend for backend, _ in order))
     statuses = list(Status)
     status_index = {status: index for index, status in enumerate(statuses)}
     cases: dict[str, int] = {}
     runs = {id(run): index for index, run in enumerate(merged.runs)}
-    results = []
+    grid: dict[str, list] = {"case": [], "flow": [], "status": [], "delegated": [],
+                             "nodes": [], "subtests": []}
+    details = [_Details() for _ in backends]
+    backend_index = {backend: index for index, backend in enumerate(backends)}
     for result in merged.results:
         case = case_id(result.nodeid, result.flow)
-        results.append([
-            cases.setdefault(case, len(cases)), flow_index[tally.flow_key(result)],
-            status_index[result.status], result.nodeid, result.outcome, result.phase,
-            round(result.duration, 4), runs[id(result.run)], result.longrepr,
-            tally.repro(result), [_record_row(r) for r in result.records],
-        ])
-    return {
+        key = tally.flow_key(result)
+        grid["case"].append(cases.setdefault(case, len(cases)))
+        grid["flow"].append(flow_index[key])
+        grid["status"].append(status_index[result.status])
+        delegated, nodes = _nodes(result)
+        grid["delegated"].append(delegated)
+        grid["nodes"].append(nodes)
+        grid["subtests"].append(len(result.records))
+        details[backend_index[key[0]]].add(result, runs[id(result.run)])
+    rows = tally.flow_rows(merged, order)
+    core = {
         "title": title,
         "statuses": [{"name": s.value, "color": STATUS_STYLE[s][0], "text": STATUS_STYLE[s][1],
                       "label": STATUS_STYLE[s][2], "kind": status_kind(s)} for s in statuses],
         "fields": list(RECORD_FIELDS),
         "stages": list(STAGES),
-        "flows": [_flow_info(merged, key) for key in order],
-        "summary": _summary(merged, order, status_index),
+        "backends": [{"name": b, **_note(n)} for b, n in zip(
+            backends, _notes_by_backend(merged, rows, backends), strict=True)],
+        "flows": [_flow_info(merged, key, backend_index) for key in order],
+        "summary": _summary(rows, status_index),
         "cases": [tally.display_case(case) for case in cases],
-        "results": results,
+        "grid": grid,
         "runs": [_run_info(run) for run in merged.runs],
         "history": _history(merged, changes, history or []),
         "borderline": _borderline(merged, order, flow_index),
         "non_strict": _non_strict(merged, order),
     }
+    return {"core": core, "details": [d.data() for d in details]}
 
 
-def _record_row(record) -> list:
-    data = record.to_dict()
-    return [_finite(data[name]) for name in RECORD_FIELDS]
+def _nodes(result: TestResult) -> tuple[int, int]:
+    """Delegated and all nodes of the result's lowered graphs, -1 when no record says."""
+    delegated = nodes = -1
+    for record in result.records:
+        if record.delegated_nodes is not None:
+            delegated = max(delegated, 0) + record.delegated_nodes
+            nodes = max(nodes, 0) + record.delegated_nodes + (record.undelegated_nodes or 0)
+    return delegated, nodes
 
 
-def _finite(value):
-    """JSON has no NaN or infinity (a NaN output's error is one): they travel as text."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+class _Details:
+    """One backend's results in full, as columns (one list per result field and per
+    record field): a column of text that repeats (errors, outcomes, reasons) is stored
+    once per distinct value with indices, which is what keeps 40,000 tests light."""
+
+    RESULT = ("nodeid", "outcome", "phase", "duration", "run", "longrepr", "repro", "records")
+
+    def __init__(self) -> None:
+        self.results: dict[str, list] = {name: [] for name in self.RESULT}
+        self.records: dict[str, list] = {name: [] for name in RECORD_FIELDS}
+
+    def add(self, result: TestResult, run: int) -> None:
+        for name, value in zip(self.RESULT, (
+                result.nodeid, result.outcome, result.phase, round(result.duration, 4), run,
+                result.longrepr, tally.repro(result), len(result.records)), strict=True):
+            self.results[name].append(value)
+        for record in result.records:
+            # Field by field rather than record.to_dict(): its dataclasses.asdict deep-copies
+            # every record, which was most of the page's time at 40,000 tests.
+            for name in RECORD_FIELDS:
+                self.records[name].append(_plain(getattr(record, name)))
+
+    def data(self) -> dict:
+        return {"results": {k: _column(v) for k, v in self.results.items()},
+                "records": {k: _column(v) for k, v in self.records.items()}}
+
+
+def _column(values: list):
+    """A column as it is, or, when it is text that repeats, {"strings": distinct values,
+    "index": one index per row (-1: null)}. Any column qualifies, so the page keeps no list
+    of fields of its own."""
+    if not values or not all(v is None or isinstance(v, str) for v in values):
+        return values
+    strings: dict[str, int] = {}
+    index = [-1 if v is None else strings.setdefault(v, len(strings)) for v in values]
+    if len(strings) > len(values) // 2:
+        return values  # mostly distinct (node ids): indices would only add
+    return {"strings": list(strings), "index": index}
+
+
+def unpack_column(column) -> list:
+    """The inverse of `_column` (the page does the same in JavaScript)."""
+    if isinstance(column, dict):
+        return [None if i < 0 else column["strings"][i] for i in column["index"]]
+    return column
+
+
+def _plain(value):
+    """A record's value as its JSON (what the contract's to_dict writes): a status as its
+    name, a nested statistic by its own to_dict. JSON has no NaN or infinity (a NaN
+    output's error is one): they travel as text."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (str, int)) or value is None:
+        return value.value if isinstance(value, enum.Enum) else value
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if hasattr(value, "to_dict"):
+        return _plain(value.to_dict())
     return value
 
 
 def _result_index(merged: Merged) -> dict[int, int]:
-    """Position of each result in `results` (by identity): how a section points at a cell."""
+    """Position of each result in the grid (by identity): how a section points at a cell."""
     return {id(result): index for index, result in enumerate(merged.results)}
 
 
 def _borderline(merged: Merged, order, flow_index) -> dict | None:
-    """The borderline passes, all of them, closest to their bound first: [result, record
-    position, worst ratio, repro] each, and the count per flow whose outputs were
-    compared. None when no outputs were compared (the section is not shown)."""
+    """The borderline passes, all of them, closest to their bound first: [result, subtest
+    (None when the test has one), worst ratio, margin, rule, repro] each, and the count per
+    flow whose outputs were compared. None when no outputs were compared (the section is
+    not shown)."""
     rows = tally.quality(merged.results, order)
     if not rows:
         return None
     index = _result_index(merged)
     return {"ratio": tally.BORDERLINE_RATIO,
-            "rows": [[index[id(b.result)], _position(b.result.records, b.record),
-                      _finite(b.ratio), b.repro] for b in tally.borderline(merged.results)],
+            "rows": [[index[id(b.result)],
+                      b.record.subtest if len(b.result.records) > 1 else None,
+                      _plain(b.ratio), b.record.margin, b.record.verdict_rule, b.repro]
+                     for b in tally.borderline(merged.results)],
             "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
-
-
-def _position(records: list, record) -> int:
-    return next(k for k, candidate in enumerate(records) if candidate is record)
 
 
 def _non_strict(merged: Merged, order) -> list:
@@ -157,23 +236,42 @@ def _non_strict(merged: Merged, order) -> list:
             for d in tally.non_strict(merged.results, order)]
 
 
-def _flow_info(merged: Merged, key) -> dict:
+def _notes_by_backend(merged: Merged, rows, backends) -> list:
+    found = {note.backend: note for note in backend_notes(merged, rows)}
+    return [found.get(backend) for backend in backends]
+
+
+def _note(note: BackendNote | None) -> dict:
+    """What the results table says once per backend: one line, the whole behind a click."""
+    if note is None:
+        return {"note": None, "note_full": None, "ran": True}
+    return {"note": note.short(), "note_full": note.line(), "ran": note.ran}
+
+
+def _flow_info(merged: Merged, key, backend_index) -> dict:
     backend, flow = key
     facts = next((run.flows()[flow] for run in merged.runs if flow in run.flows()), FlowFacts())
     # A flow that delegates nothing (portable) has no delegated share to show.
-    return {"backend": backend, "flow": flow, "description": facts.description,
+    return {"backend": backend, "backend_index": backend_index[backend], "flow": flow,
+            "description": facts.description,
             "delegates": True if facts.delegates is None else facts.delegates}
 
 
-def _summary(merged: Merged, order, status_index) -> dict:
-    rows = tally.flow_rows(merged, order)
+def verdict_words(row: tally.FlowRow) -> str:
+    """A share's denominator in words, shown next to it: "1 of 1 with a verdict; 20 not run"."""
+    left_out = row.without_verdict()
+    return f"{row.passing} of {row.verdicts} with a verdict" + (
+        f"; {in_words(left_out)}" if left_out else "")
 
+
+def _summary(rows: list[tally.FlowRow], status_index) -> dict:
     def row_data(row) -> dict:
         return {"backend": row.backend, "flow": row.flow, "total": row.total,
                 "counts": {status_index[s]: n for s, n in row.counts.items() if n},
                 "passing": row.passing, "delegated": row.delegated_passing,
                 "failing": row.failing, "duration": round(row.duration, 3),
-                "unavailable": row.unavailable}
+                "unavailable": row.unavailable, "delegates": row.delegates,
+                "verdict": verdict_words(row)}
 
     return {"rows": [row_data(row) for row in rows],
             "total": row_data(tally.total_row(rows))}
@@ -212,15 +310,16 @@ def _point(label: str, merged: Merged) -> dict:
             "runs": [run.path for run in merged.runs], "flows": flows}
 
 
-def _change(change: Change) -> dict:
+def _change(change: Change, index: dict[int, int]) -> dict:
     def side(result: TestResult | None):
         if result is None:
             return None
         found = tally.failures_of(result)
         return {"status": result.status.value, "error": found[0].error if found else None}
 
+    # "result": the cell this run's side is, so a click opens it (None: a removed test).
     return {"nodeid": change.nodeid, "flow": change.flow, "was": side(change.was),
-            "now": side(change.now)}
+            "now": side(change.now), "result": index.get(id(change.now))}
 
 
 def _history(merged: Merged, changes: Changes | None, history: list[HistoryPoint]) -> dict | None:
@@ -229,22 +328,43 @@ def _history(merged: Merged, changes: Changes | None, history: list[HistoryPoint
     points = [_point(p.label, p.merged) for p in history] + [_point("this run", merged)]
     diff = None
     if changes is not None:
+        index = _result_index(merged)
         diff = {"against": [run.path for run in changes.baseline.runs],
-                **{name: [_change(c) for c in getattr(changes, name)]
+                **{name: [_change(c, index) for c in getattr(changes, name)]
                    for name in ("regressions", "fixes", "other", "new", "removed")}}
     return {"points": points, "changes": diff}
 
 
 # ---------------------------------------------------------------- the page
 
-def embed_json(data) -> str:
-    """JSON safe inside a <script> element: no "<" (so no "</script>" or "<!--"), and
-    the two line separators that old parsers choke on, escaped."""
+DATA_TYPE = "application/gzip+base64"
+"""How the data travels inside the page: JSON, gzip-compressed, in base64 (which is safe
+inside a <script> element as it is). The browser unpacks it with DecompressionStream; at
+40,000 tests the plain JSON was 43 MiB, more than the browser parses in a second."""
+
+
+def pack(data) -> str:
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(raw, escaped)
-    return text
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode()
+
+
+def unpack(packed: str):
+    return json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))
+
+
+_SCRIPT = re.compile(r'<script id="etsuite-(data|details-\d+)" type="' + re.escape(DATA_TYPE)
+                     + r'">([^<]*)</script>')
+
+
+def read_page(html: str) -> dict:
+    """The data a page holds ({"core", "details"}, as `page_data` made it): for tests and
+    for anyone reading a page from a CI artifact with a script."""
+    found = _SCRIPT.findall(html)
+    core = [unpack(text) for name, text in found if name == "data"]
+    if len(core) != 1:
+        raise ValueError(f"a page holds its data once, this one {len(core)} times")
+    details = {int(name.split("-")[1]): unpack(text) for name, text in found if name != "data"}
+    return {"core": core[0], "details": [details[k] for k in sorted(details)]}
 
 
 def _asset(name: str) -> str:
@@ -256,15 +376,18 @@ def _escape_html(text: str) -> str:
 
 
 def render(data: dict) -> str:
-    """The whole page: markup, inlined CSS and JavaScript, the data once as JSON."""
+    """The whole page: markup, inlined CSS and JavaScript, the core data, and one packed
+    part of details per backend."""
+    details = "".join(f'<script id="etsuite-details-{index}" type="{DATA_TYPE}">{pack(part)}'
+                      f"</script>\n" for index, part in enumerate(data["details"]))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{_escape_html(data['title'])}</title>\n"
+        f"<title>{_escape_html(data['core']['title'])}</title>\n"
         f"<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
         f"{_asset('page.html')}"
-        f"<script id=\"etsuite-data\" type=\"application/json\">{embed_json(data)}</script>\n"
-        f"<script>\n{_asset('page.js')}</script>\n</body>\n</html>\n")
+        f"<script id=\"etsuite-data\" type=\"{DATA_TYPE}\">{pack(data['core'])}</script>\n"
+        f"{details}<script>\n{_asset('page.js')}</script>\n</body>\n</html>\n")
 
 
 def build(merged: Merged, changes: Changes | None = None,

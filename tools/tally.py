@@ -41,7 +41,17 @@ def flow_order(merged: Merged) -> list[FlowKey]:
     extra = wanted - set(keys)
     named = sorted((k for k in extra if k[1] is not None), key=lambda k: (str(k[0]), k[1]))
     unnamed = sorted((k for k in extra if k[1] is None), key=lambda k: str(k[0]))
-    return keys + named + unnamed
+    return _grouped_by_backend(keys + named) + unnamed
+
+
+def _grouped_by_backend(keys: list[FlowKey]) -> list[FlowKey]:
+    """Each backend's flows together, backends in the order they first appear: reports of
+    different checkouts list the registry in different orders, and a backend split in two
+    places reads as two."""
+    first: dict = {}
+    for key in keys:
+        first.setdefault(key[0], len(first))
+    return sorted(keys, key=lambda key: first[key[0]])  # stable: a backend's own order kept
 
 
 # ---------------------------------------------------------------- per flow
@@ -56,6 +66,7 @@ class FlowRow:
     unavailable: list = field(default_factory=list)    # reasons, from the runs' facts
     delegates: bool = True                              # False: portable kernels only
     delegated_correct: int = 0                          # `pass` in a delegating flow
+    enable_hint: str | None = None                      # how to enable it, when unavailable
 
     @property
     def passing(self) -> int:
@@ -68,6 +79,17 @@ class FlowRow:
     @property
     def pass_rate(self) -> float | None:
         return st.pass_rate(self.passing, self.failing)
+
+    @property
+    def verdicts(self) -> int:
+        """The denominator of every rate: the tests that passed or failed."""
+        return self.passing + self.failing
+
+    def without_verdict(self) -> list[tuple[str, int]]:
+        """The tests a rate leaves out, by why (NO_VERDICT), those that occur: a share
+        of 1 out of 21 tests must say so next to its percentage."""
+        found = [(label, sum(self.counts[s] for s in statuses)) for label, statuses in NO_VERDICT]
+        return [(label, count) for label, count in found if count]
 
     @property
     def delegated_passing(self) -> int:
@@ -85,6 +107,12 @@ class FlowRow:
         self.delegated_correct += result.status is Status.PASS and self.delegates
         self.total += 1
         self.duration += result.duration
+
+
+# Why a test has no verdict, in the order a reader asks: it could not run here, it was
+# skipped, or it is a declared expected failure. Keys are FlowRow.counts' columns.
+NO_VERDICT = (("not run", (Status.LOWERED_NOT_RUN,)), ("unavailable", (Status.UNAVAILABLE,)),
+              ("skipped", (st.SKIP_COLUMN,)), ("xfail", (Status.XFAIL,)))
 
 
 def non_delegating(merged: Merged) -> set[str]:
@@ -116,6 +144,7 @@ def flow_rows(merged: Merged, order: list[FlowKey]) -> list[FlowRow]:
             reason = facts.unavailable
             if facts.selected and reason and reason not in rows[key].unavailable:
                 rows[key].unavailable.append(reason)
+                rows[key].enable_hint = rows[key].enable_hint or facts.enable_hint
     return [rows[key] for key in order]
 
 
