@@ -69,7 +69,7 @@ def test_two_outputs(test_runner):
     test_runner.lower_and_run_model(TwoOutputs(), (torch.randn(3, 6),))
 """
 
-# Six tiny tests for the pool: enough that both devices get work after one is lost.
+# Four tiny tests for the pool: enough that both devices get work after one is lost.
 POOL_PROGRAMS = """
 import pytest
 import torch
@@ -84,7 +84,7 @@ class Scale(torch.nn.Module):
         return x * self.factor + 1.0
 
 
-@pytest.mark.parametrize("factor", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("factor", [1, 2, 3, 4])
 def test_scale(test_runner, factor):
     test_runner.lower_and_run_model(Scale(float(factor)), (torch.randn(5),))
 """
@@ -140,7 +140,10 @@ class SshServer:
         (folder / "ssh_config").write_text(
             f"Host *\n  IdentityFile {folder / 'client_key'}\n  IdentitiesOnly yes\n"
             f"  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n")
-        os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation folder
+        try:
+            os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation folder
+        except PermissionError:
+            pass  # not root: it must exist already (sshd says so if it does not)
         self.log = open(folder / "sshd.log", "wb")
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
                                         stdout=self.log, stderr=subprocess.STDOUT)
@@ -273,7 +276,7 @@ def test_a_pool_loses_a_stopped_device_and_finishes_on_the_other(pytester, run_s
     watcher.join(timeout=5)
     assert mark.exists(), run.stdout + run.stderr
     records = run.records()
-    assert len(records) == 6, run.stdout + run.stderr
+    assert len(records) == 4, run.stdout + run.stderr
     lost = [r for r in records if r["status"] != "pass"]
     assert len(lost) == 1, [(r["test_id"], r["status"], r["error"]) for r in records]
     assert lost[0]["status"] == "fail_run"
