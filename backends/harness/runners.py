@@ -427,6 +427,9 @@ class RunnerRuntime:
                 try:
                     reply = EXCHANGES[spec.kind](spec, files)
                 except DeviceLost as lost:
+                    if not spec.exclusive:  # a local process: the program hung, not a device
+                        raise RuntimeVerdict(Status.FAIL_TIMEOUT, f"runner {name}: {lost}",
+                                             stage="run") from None
                     pool.mark_lost(name, str(lost))
                     raise _lost(f"{name} ({lost})") from None
         except PoolExhausted as error:
