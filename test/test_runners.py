@@ -282,6 +282,7 @@ def test_a_pool_loses_a_stopped_device_and_finishes_on_the_other(pytester, run_s
     assert lost[0]["status"] == "fail_run"
     assert lost[0]["error"].startswith(f"runner lost: {doomed.name} (ssh exited 255")
     assert lost[0]["runtime"] == doomed.name
+    assert lost[0]["rerun"] is None and not lost[0]["flaky"]  # not the program's fault
     assert {r["runtime"] for r in records if r["status"] == "pass"} == {healthy.name}
     assert f"runner {doomed.name} was lost during the run" in run.stdout
     assert "(a pool of 2, one program per device at a time)" in run.stdout

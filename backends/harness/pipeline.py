@@ -279,6 +279,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
             raise
         verdict = failure.error
         found.status, found.stage, found.error = verdict.status, verdict.stage, trim_error(str(verdict))
+        found.rerun_worthwhile = verdict.rerun
         return
     finally:
         _take_execution(runtime, loaded, found)
@@ -530,7 +531,10 @@ class PipelineOutcome:
     step_ms: list | None = None
     step_methods: list | None = None
     replay: Replay | None = None
+    # False when a failing run is not worth running again (the runner's device was lost)
+    rerun_worthwhile: bool = True
 
     def record_fields(self) -> dict[str, Any]:
         """The record's fields, as keywords of `contract.SubtestRecord`."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replay"}
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("replay", "rerun_worthwhile")}

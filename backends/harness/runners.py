@@ -367,7 +367,7 @@ def _exchange_adb(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
 
 def _lost(what: str) -> RuntimeVerdict:
     """The test's device stopped answering: fail_run, the device named."""
-    return RuntimeVerdict(Status.FAIL_RUN, f"runner lost: {what}", stage="run")
+    return RuntimeVerdict(Status.FAIL_RUN, f"runner lost: {what}", stage="run", rerun=False)
 
 
 EXCHANGES = {"process": _exchange_process, "ssh": _exchange_ssh, "cmd": _exchange_cmd,

@@ -71,12 +71,16 @@ class RuntimeVerdict(Exception):
     """Raised by a runtime's `load` or `execute` when what it found decides the subtest's
     status by itself, not as a failure of the stage: a remote runtime that lacks the
     delegate answers `lowered_not_run` (found out only by asking it), a runner's process
-    killed by a signal is `fail_crash`. The message is the record's error."""
+    killed by a signal is `fail_crash`. The message is the record's error.
+    `rerun`: False when running the program again says nothing about it (its device was
+    lost), so a failing status is not rerun to tell a flaky program."""
 
-    def __init__(self, status: Status, message: str, stage: str | None = None):
+    def __init__(self, status: Status, message: str, stage: str | None = None,
+                 rerun: bool = True):
         super().__init__(message)
         self.status = status
         self.stage = stage
+        self.rerun = rerun
 
 
 def delegate_ids(program: LoweredProgram) -> list[str]:
