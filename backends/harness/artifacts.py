@@ -2,21 +2,23 @@
 `.pte`, its inputs, the eager reference outputs and the runtime outputs, in one folder
 per subtest under the run's artifact folder, with a size cap per run.
 
-The .pte and the inputs replay without Python: each input is also a raw little-endian
-`.bin` file, and `manifest.json` lists their shapes and dtypes (torch.save files are
-beside them for Python users). The cap is checked against what the folder already holds
+The .pte and the inputs replay without Python: the folder is a job folder of the
+exchange format (exchange.py: each input a raw little-endian `.bin` file, `manifest.json`
+with their shapes and dtypes), so a runner replays it as it is; torch.save files are
+beside them for Python users. The cap is checked against what the folder already holds
 (forked test children share it); beyond it nothing more is written, each skipped subtest
 is noted in `CAP_REACHED`, and the session says so once at its end.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 
+from etsuite.backends.harness import exchange
 from etsuite.backends.harness.contract.statuses import FAILING, Status
+from etsuite.backends.harness.runtimes import delegate_ids
 
 CAP_FILE = "CAP_REACHED"
 DEFAULT_CAP_MB = 256
@@ -56,28 +58,16 @@ class ArtifactPolicy:
               seed: int | None) -> str | None:
         """Write one subtest's files (`replay` is the pipeline's `Replay`); returns their
         folder, or None past the cap."""
-        import torch
-
-        files = {"program.pte": bytes(replay.program.pte)}
-        inputs = []
-        for index, value in enumerate(replay.inputs):
-            if isinstance(value, torch.Tensor):
-                name = f"input_{index}.bin"
-                files[name] = _raw_bytes(value)
-                inputs.append({"file": name, "shape": list(value.shape),
-                               "dtype": str(value.dtype).rsplit(".", 1)[-1]})
-            else:
-                inputs.append({"value": repr(value)})
+        files = exchange.job_files(
+            replay.program.pte, list(replay.inputs), delegate_ids(replay.program),
+            test_id=test_id, subtest=subtest, status=str(status), seed=seed,
+            expected="expected.pt",
+            actual="actual.pt" if replay.actual is not None else None)
         pickled = {"inputs.pt": replay.inputs, "expected.pt": replay.expected}
         if replay.actual is not None:
             pickled["actual.pt"] = list(replay.actual)
         for name, value in pickled.items():
             files[name] = _saved(value)
-        manifest = {"test_id": test_id, "subtest": subtest, "status": str(status),
-                    "seed": seed, "program": "program.pte", "inputs": inputs,
-                    "byte_order": "little", "expected": "expected.pt",
-                    "actual": "actual.pt" if replay.actual is not None else None}
-        files["manifest.json"] = json.dumps(manifest, indent=1).encode()
         size = sum(len(data) for data in files.values())
         if folder_size(self.root) + size > self.cap_bytes:
             os.makedirs(self.root, exist_ok=True)
@@ -85,16 +75,8 @@ class ArtifactPolicy:
                 note.write(f"{test_id} subtest {subtest}: {size} bytes not written\n")
             return None
         folder = os.path.join(self.root, safe_name(test_id), f"subtest{subtest}")
-        os.makedirs(folder, exist_ok=True)
-        for name, data in files.items():
-            with open(os.path.join(folder, name), "wb") as handle:
-                handle.write(data)
+        exchange.write_folder(folder, files)
         return folder
-
-
-def _raw_bytes(tensor) -> bytes:
-    flat = tensor.detach().contiguous().reshape(-1)
-    return flat.view(__import__("torch").uint8).numpy().tobytes() if flat.numel() else b""
 
 
 def _saved(value) -> bytes:

@@ -42,10 +42,14 @@ def suite_of(nodeid: str) -> str:
     return parts[0] if len(parts) > 1 else "."
 
 
-def repro_command(backend: str | None, nodeid: str, seed: int) -> str:
+def repro_command(flow, nodeid: str, seed: int) -> str:
     """The record's repro: through `tox -e <backend>` for this repository's backends
-    (each has a tox environment of its name), else plain pytest."""
-    return contract_repro(backend if backend in backend_folders() else None, nodeid, seed)
+    (each has a tox environment of its name), else plain pytest; with the `--runner`
+    option that chose the flow's runner, if one did."""
+    backend = flow.backend if flow else None
+    option = getattr(flow.runtime, "repro_option", "") if flow else ""
+    return contract_repro(backend if backend in backend_folders() else None, nodeid, seed,
+                          ["--runner", option] if option else [])
 
 
 def context_of(item, flow, state) -> tuple[TestContext, int]:
@@ -61,7 +65,7 @@ def context_of(item, flow, state) -> tuple[TestContext, int]:
         suite=suite_of(item.nodeid),
         params=params,
         seed=state.seed,
-        repro=repro_command(flow.backend if flow else None, item.nodeid, state.seed),
+        repro=repro_command(flow, item.nodeid, state.seed),
     ), derive_seed(state.seed, case_of(item, flow))
 
 

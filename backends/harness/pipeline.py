@@ -33,7 +33,7 @@ from etsuite.backends.harness.delegation import (
 )
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.output_match import compare_outputs, flat_inputs, flatten_tensors
-from etsuite.backends.harness.runtimes import LoweredProgram, Runtime
+from etsuite.backends.harness.runtimes import LoweredProgram, Runtime, RuntimeVerdict
 from etsuite.backends.harness.steps import (
     as_steps,
     calibrate_steps,
@@ -275,8 +275,19 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     found.runtime = runtime.name
     rules = tolerance or flow.tolerance
     found.replay = calls.replay(program, runtime, rules, expected)
-    loaded = timer.run("load", lambda: calls.load(runtime, program))
-    actual = timer.run("run", lambda: calls.execute(runtime, loaded, found))
+    loaded = None
+    try:
+        loaded = timer.run("load", lambda: calls.load(runtime, program))
+        actual = timer.run("run", lambda: calls.execute(runtime, loaded, found))
+    except StageError as failure:
+        if not isinstance(failure.error, RuntimeVerdict):
+            raise
+        verdict = failure.error
+        found.status, found.stage, found.error = verdict.status, verdict.stage, trim_error(str(verdict))
+        found.rerun_worthwhile = verdict.rerun
+        return
+    finally:
+        _take_execution(runtime, loaded, found)
     if found.replay is not None:
         found.replay.actual = actual
 
@@ -290,6 +301,18 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.status = Status.PASS_UNDELEGATED
     else:
         found.status = Status.PASS
+
+
+def _take_execution(runtime, loaded, found: PipelineOutcome) -> None:
+    """A runtime that executes elsewhere names the device that ran the program and splits
+    the `load` and `run` wall times (transfer apart from execution: runtimes.Execution)."""
+    report = getattr(runtime, "execution", None)
+    execution = report(loaded) if report is not None and loaded is not None else None
+    if execution is not None:
+        found.runtime = execution.runtime
+        for stage in ("load", "run"):  # the host's wall times, split by the runner
+            found.timings.pop(stage, None)
+        found.timings.update(execution.timings)
 
 
 class _SingleMethod:
@@ -383,6 +406,12 @@ class StepCalls(_SingleMethod):
         found.state = combined_placement([state_placement(p) for p in programs])
 
     def replay(self, program, runtime, rules, expected) -> None:
+        return None
+
+    def missing(self, runtime) -> str | None:
+        if getattr(runtime, "carries_state", True) is False:
+            return (f"runtime {runtime.name} loads the program afresh for every call, so it "
+                    f"cannot carry a stateful program's state from one step to the next")
         return None
 
     def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
@@ -520,7 +549,10 @@ class PipelineOutcome:
     step_ms: list | None = None
     step_methods: list | None = None
     replay: Replay | None = None
+    # False when a failing run is not worth running again (the runner's device was lost)
+    rerun_worthwhile: bool = True
 
     def record_fields(self) -> dict[str, Any]:
         """The record's fields, as keywords of `contract.SubtestRecord`."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replay"}
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("replay", "rerun_worthwhile")}

@@ -10,6 +10,7 @@ concern, the way pytest-xdist's plugin.py declares options and registers `DSessi
                                   lost child alike
     workers.XdistCoordination     what an xdist controller and its workers tell each other
     session_end.SessionEnd        the exit status
+    runner_config.RunnerSession   runners in the header, devices lost, the pool folder
     isolation.IsolationPlugin     each test in a forked child (when isolation is on)
     stream.ResultsStream          the results stream and the JSON report's contents
 """
@@ -26,6 +27,7 @@ from etsuite.backends.harness import (
     declared,
     hookspecs,
     isolation,
+    runner_config,
     runner_fixture,
     session,
     session_end,
@@ -70,6 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     isolation.addoption(group, parser)
     stream.addoption(group)
     artifacts.addoption(group)
+    runner_config.addoption(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
     register(verdicts.Verdicts(state), "etsuite-verdicts")
     register(workers.XdistCoordination(state), "etsuite-xdist")
     register(session_end.SessionEnd(state), "etsuite-session-end")
+    register(runner_config.RunnerSession(state), "etsuite-runners")
     if isolation.isolation_mode(config) == "fork":
         register(isolation.IsolationPlugin(config, state.time_limits,
                                            lambda: runner_fixture.warm_up(config, state)),

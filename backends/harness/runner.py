@@ -126,7 +126,7 @@ class TestRunner:
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
         found, replay = outcome.record_fields(), outcome.replay
-        if found["status"] in RERUN and replay is not None:
+        if found["status"] in RERUN and replay is not None and outcome.rerun_worthwhile:
             found.update(self._rerun(replay, model, run_inputs or tuple(inputs), subtest))
         if self.artifacts is not None and replay is not None \
                 and self.artifacts.wants(found["status"]):

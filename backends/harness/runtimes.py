@@ -8,8 +8,10 @@ Torch-free at import: executorch is imported only when a program is loaded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from etsuite.backends.harness.contract.statuses import Status
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,61 @@ class Runtime(Protocol):
 
     def execute(self, loaded: Any, inputs: list) -> list:
         """Run on flat tensor inputs (the `run` stage); returns the flat outputs."""
+
+
+# Optional members a runtime may add (the pipeline asks with getattr):
+#   load_methods(program, names) -> {name: loaded}: it executes programs of several
+#       methods (ExecuTorchRuntime); without it such tests end lowered_not_run.
+#   carries_state: False when every `execute` loads the program afresh (a runner that
+#       ships each call elsewhere), so a stateful test cannot run on it.
+#   execution(loaded) -> Execution | None: where and how long the last `execute` of
+#       `loaded` ran, for runtimes that execute elsewhere (runners.py).
+
+
+@dataclass
+class Execution:
+    """What a runtime that executes elsewhere says about one execution: the runner that
+    ran it (the record's `runtime`: one device of a pool) and its time split into stages
+    (`wait` for a free device, `transfer`, `startup`, `load`, `run`), which replace the
+    pipeline's own `load` and `run` wall times in the record."""
+
+    runtime: str
+    timings: dict = field(default_factory=dict)
+
+
+class RuntimeVerdict(Exception):
+    """Raised by a runtime's `load` or `execute` when what it found decides the subtest's
+    status by itself, not as a failure of the stage: a remote runtime that lacks the
+    delegate answers `lowered_not_run` (found out only by asking it), a runner's process
+    killed by a signal is `fail_crash`. The message is the record's error.
+    `rerun`: False when running the program again says nothing about it (its device was
+    lost), so a failing status is not rerun to tell a flaky program."""
+
+    def __init__(self, status: Status, message: str, stage: str | None = None,
+                 rerun: bool = True):
+        super().__init__(message)
+        self.status = status
+        self.stage = stage
+        self.rerun = rerun
+
+
+def delegate_ids(program: LoweredProgram) -> list[str]:
+    """The backend ids the program's delegates need from the executing runtime (e.g.
+    "XnnpackBackend"), from the lowered modules of every method; [] when nothing is
+    delegated or the edge program cannot tell."""
+    edge = program.edge_program
+    names = sorted(getattr(edge, "methods", None) or ["forward"])
+    found: set[str] = set()
+    for name in names:
+        try:
+            module = edge.exported_program(name).graph_module  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a program without that method tells nothing
+            continue
+        for _, sub in module.named_modules():
+            backend = getattr(sub, "backend_id", None)
+            if isinstance(backend, str):
+                found.add(backend)
+    return sorted(found)
 
 
 @dataclass(frozen=True)

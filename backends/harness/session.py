@@ -1,6 +1,7 @@
 """What a session is, decided once at configure time (`build_state`): every flow and the
-selected ones, the seed and its policy, the run a report belongs to, what a resumed run
-carried over, the time limits and the artifact policy. Every setting is validated here,
+selected ones (with the runners chosen for them), the seed and its policy, the run a
+report belongs to, what a resumed run carried over, the time limits and the artifact
+policy. Every setting is validated here,
 so a bad one is a usage error (exit 4) naming the value, never an INTERNALERROR in the
 middle of a run. The header says what was decided.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from etsuite.backends.harness import artifacts, declared, isolation, stream, workers
+from etsuite.backends.harness import artifacts, declared, isolation, runner_config, stream, workers
 from etsuite.backends.harness.contract.facts import SEED_POLICIES, FlowFacts, RunFacts, SessionFacts
 from etsuite.backends.harness.flow_selection import UnknownNameError, select_flows
 from etsuite.backends.harness.registry import backend_folders, builtin_flows, hook_flows, index_flows
@@ -81,6 +82,9 @@ class SessionState:
     time_limits: list          # isolation.parse_time_limits
     artifacts: artifacts.ArtifactPolicy | None = None
     resumed: stream.Resumed | None = None   # the killed run --resume continues
+    runners: list = field(default_factory=list)  # runner_config.RunnerChoice, in order
+    runner_folder: str | None = None   # the run's pool folder of runner devices
+    owns_runner_folder: bool = False   # made here (not handed by an xdist controller)
     finished_before: set[str] = field(default_factory=set)  # its finished tests: not run again
     # Learnt during the session:
     usage_error: str | None = None     # found by an xdist worker at collection
@@ -132,6 +136,8 @@ def build_state(config) -> SessionState:
         time_limits = isolation.parse_time_limits(config)
         declared.check_options(config.option)
         resumed = stream.resumed_run(config)
+        runners = runner_config.parse_choices(config)
+        runner_config.apply_runners(flows_by_name, runners, None)  # patterns checked
     except (UnknownNameError, isolation.SettingError, ValueError) as error:
         raise pytest.UsageError(str(error)) from None
     run = RunIdentity.from_config(config)
@@ -146,11 +152,16 @@ def build_state(config) -> SessionState:
         stale = os.path.join(artifact_policy.root, artifacts.CAP_FILE)
         if os.path.exists(stale):  # a new run: a new cap
             os.remove(stale)
+    # Runners last, once every setting is valid: the pool folder is made here.
+    runner_folder, owned = runner_config.pool_folder(config, runners)
+    flows_by_name = runner_config.apply_runners(flows_by_name, runners, runner_folder)
+    selected = [flows_by_name[f.name] for f in selected]
     return SessionState(
         flows=flows_by_name, selected=selected, seed=seed, seed_policy=policy, run=run,
         unavailable={f.name: f.unavailable_reason() for f in selected},
         time_limits=time_limits, artifacts=artifact_policy, resumed=resumed,
-        finished_before=finished)
+        finished_before=finished, runners=runners, runner_folder=runner_folder,
+        owns_runner_folder=owned)
 
 
 def seed_arg(text: str) -> int:

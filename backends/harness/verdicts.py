@@ -166,7 +166,7 @@ class Verdicts:
             return
         context = TestContext(
             test_id=crashitem, test_case=test_case_id(crashitem), suite=suite_of(crashitem),
-            params={}, seed=state.seed, repro=repro_command(flow.backend, crashitem, state.seed))
+            params={}, seed=state.seed, repro=repro_command(flow, crashitem, state.seed))
         error = f"the xdist worker running this test crashed: {report.longrepr}"
         record = new_record(flow, context, 0, status=Status.FAIL_CRASH, error=error[:1200])
         stream.attach_records(report, [record.to_dict()])

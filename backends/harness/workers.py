@@ -1,6 +1,6 @@
 """pytest-xdist coordination, in one place: whether this process is a worker or the
 controller, what the controller hands each worker (the run's one seed, what a resumed
-run finished before), and what a worker hands back (a usage error it found at
+run finished before, the runners' pool folder), and what a worker hands back (a usage error it found at
 collection, the shard plan).
 
 Torch-free and free of the rest of the plugin, so that every part can ask
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # xdist's types, for the annotations only
 SEED_KEY = "etsuite_seed"
 SEED_POLICY_KEY = "etsuite_seed_policy"
 FINISHED_KEY = "etsuite_finished_before"
+RUNNER_FOLDER_KEY = "etsuite_runner_folder"
 # workeroutput keys: worker -> controller
 USAGE_ERROR_KEY = "etsuite_usage_error"
 SHARD_PLAN_KEY = "etsuite_shard_plan"
@@ -56,6 +57,12 @@ def controller_finished(config) -> set[str] | None:
     return None if worker_input is None else set(worker_input.get(FINISHED_KEY, ()))
 
 
+def controller_runner_folder(config) -> str | None:
+    """The run's pool folder of runner devices (runner_pool.py), made by the controller
+    and shared by every worker; None elsewhere."""
+    return getattr(config, "workerinput", {}).get(RUNNER_FOLDER_KEY)
+
+
 def hand_over_shard_plan(config, plan: dict) -> None:
     """Only workers know the collected items: the controller reports their plan."""
     if is_xdist_worker(config):
@@ -86,6 +93,8 @@ class XdistCoordination:
         node.workerinput[SEED_KEY] = self.state.seed
         node.workerinput[SEED_POLICY_KEY] = self.state.seed_policy
         node.workerinput[FINISHED_KEY] = sorted(self.state.finished_before)
+        if self.state.runner_folder:
+            node.workerinput[RUNNER_FOLDER_KEY] = self.state.runner_folder
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:

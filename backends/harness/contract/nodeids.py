@@ -4,6 +4,7 @@ across flows) and the command that reproduces it."""
 from __future__ import annotations
 
 import shlex
+from typing import Sequence
 
 
 def test_case_id(nodeid: str) -> str:
@@ -26,11 +27,14 @@ def case_id(nodeid: str, flow: str | None) -> str:
     return f"{base}[{'-'.join(rest)}]" if rest else base
 
 
-def repro_command(tox_env: str | None, nodeid: str, seed: int | None) -> str:
+def repro_command(tox_env: str | None, nodeid: str, seed: int | None,
+                  options: Sequence[str] = ()) -> str:
     """One command, pasted at the repository root, that reruns exactly this test: through
-    the backend's tox environment when it has one, else plain pytest."""
+    the backend's tox environment when it has one, else plain pytest. `options` are
+    further pytest arguments the run needs to be the same (`--runner PATTERN=SPEC`)."""
     target = shlex.quote(nodeid)
     seed_option = f" --seed {seed}" if seed is not None else ""
+    seed_option += "".join(f" {shlex.quote(option)}" for option in options)
     if tox_env:
         return (f"tox -e {tox_env} -- {target}{seed_option} -n 0 "
                 f"--json-report-file=reports/repro/last.json")

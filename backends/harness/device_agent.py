@@ -1,0 +1,266 @@
+"""The device-side agent: executes one job of the exchange format (README, "Running
+programs elsewhere") with the ExecuTorch runtime where it runs, and writes the outputs
+in the same format.
+
+It is one file that needs only the Python standard library, `torch` and `executorch` (no
+etsuite), because it runs where etsuite is not installed: the ssh runner sends this
+file's source with every job and runs it with the remote's Python, so the remote never
+runs a stale copy. The host's side of the format is exchange.py; a runner written in C++
+implements the same files instead of this agent.
+
+    python device_agent.py --job DIR --outputs OUT        a job folder (or an artifact folder)
+    python device_agent.py --pte P --inputs M --outputs OUT   the same, file by file
+    python device_agent.py --stream                       job as a tar on stdin, outputs
+                                                          as a tar on stdout (ssh, process)
+    python device_agent.py --probe                        this runtime's backends, as JSON
+
+Test-only fault injection, as test/test_fault_injection.py does for the pipeline:
+ETSUITE_AGENT_FAULT=abort aborts the process (a native crash of the runtime) after
+loading; ETSUITE_AGENT_FAULT=hang:PATH creates PATH and sleeps (a device that stops
+answering). Nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import socket
+import sys
+import tarfile
+import tempfile
+import time
+
+FORMAT = "etsuite-exchange"
+VERSION = 1
+MANIFEST = "manifest.json"
+
+
+def import_runtime():
+    """`executorch.runtime.Runtime`, without importing executorch's compiler: the
+    runtime's bindings import one small module of `executorch.exir`, whose package
+    imports the whole exporter (about 12 s here, against 1 s for the runtime alone).
+    That module is loaded on its own under a bare package; if anything about that fails,
+    the ordinary import runs."""
+    import importlib.util
+    import types
+
+    stubbed = []
+    try:
+        spec = importlib.util.find_spec("executorch")
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        exir = os.path.join(locations[0], "exir") if locations else ""
+        if exir and "executorch.exir" not in sys.modules \
+                and os.path.isfile(os.path.join(exir, "_warnings.py")):
+            package = types.ModuleType("executorch.exir")
+            package.__path__ = [exir]
+            sys.modules["executorch.exir"] = package
+            stubbed.append("executorch.exir")
+            warnings_spec = importlib.util.spec_from_file_location(
+                "executorch.exir._warnings", os.path.join(exir, "_warnings.py"))
+            if warnings_spec is None or warnings_spec.loader is None:
+                raise ImportError("executorch/exir/_warnings.py cannot be loaded on its own")
+            module = importlib.util.module_from_spec(warnings_spec)
+            sys.modules["executorch.exir._warnings"] = module
+            stubbed.append("executorch.exir._warnings")
+            warnings_spec.loader.exec_module(module)
+        from executorch.runtime import Runtime
+
+        return Runtime
+    except Exception:  # noqa: BLE001 - the lean import is only a shortcut
+        for name in stubbed:
+            sys.modules.pop(name, None)
+        for name in [n for n in sys.modules if n.startswith("executorch.runtime")
+                     or n.startswith("executorch.extension.pybindings")]:
+            sys.modules.pop(name, None)
+        from executorch.runtime import Runtime
+
+        return Runtime
+
+
+def where() -> str:
+    try:
+        from importlib.metadata import version
+
+        release = version("executorch")
+    except Exception:  # noqa: BLE001
+        release = "unknown"
+    return f"ExecuTorch {release} on {socket.gethostname()}"
+
+
+def decode_inputs(folder: str, entries: list) -> list:
+    import torch
+
+    values = []
+    for entry in entries:
+        if "file" not in entry:
+            kind = {"int": int, "float": float, "bool": bool}.get(entry.get("type"))
+            values.append(kind(entry["value"]) if kind else entry.get("value"))
+            continue
+        dtype = getattr(torch, entry["dtype"])
+        with open(os.path.join(folder, entry["file"]), "rb") as handle:
+            data = handle.read()
+        shape = [int(n) for n in entry["shape"]]
+        if data:
+            tensor = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype)
+        else:
+            tensor = torch.empty(0, dtype=dtype)
+        values.append(tensor.reshape(shape))
+    return values
+
+
+def encode_outputs(values: list) -> tuple[list, dict]:
+    import torch
+
+    entries: list[dict] = []
+    files: dict[str, bytes] = {}
+    for index, value in enumerate(values):
+        if isinstance(value, torch.Tensor):
+            name = f"output_{index}.bin"
+            flat = value.detach().contiguous().reshape(-1)
+            files[name] = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+            entries.append({"file": name, "shape": list(value.shape),
+                            "dtype": str(value.dtype).rsplit(".", 1)[-1]})
+        else:
+            entries.append({"value": value if isinstance(value, (bool, int, float)) else repr(value),
+                            "type": type(value).__name__})
+    return entries, files
+
+
+def inject_fault(moment: str) -> None:
+    fault = os.environ.get("ETSUITE_AGENT_FAULT", "")
+    if moment == "run" and fault == "abort":
+        os.abort()
+    if moment == "start" and fault.startswith("hang:"):
+        with open(fault.split(":", 1)[1], "w", encoding="utf-8") as mark:
+            mark.write(str(os.getpid()))
+        time.sleep(3600)
+
+
+def execute_job(pte_path: str, manifest_path: str, out: str) -> dict:
+    """Runs one job; writes `out` (its .bin files and manifest.json) and returns the
+    output manifest. A failure to load or run is an answer (`status: error`), not a
+    crash of the agent."""
+    started = time.perf_counter()
+    with open(manifest_path, encoding="utf-8") as handle:
+        job = json.load(handle)
+    inject_fault("start")
+    runtime = import_runtime().get()
+    timings = {"startup": round(time.perf_counter() - started, 4)}
+    result = {"format": FORMAT, "version": VERSION, "byte_order": "little",
+              "runtime": where(), "timings": timings, "outputs": []}
+    registry = runtime.backend_registry
+    lacking = [d for d in job.get("delegates", []) if not registry.is_available(d)]
+    files: dict = {}
+    if lacking:
+        have = ", ".join(registry.registered_backend_names) or "none"
+        result.update(status="missing", reason=(
+            f"{where()} has no {', '.join(repr(d) for d in lacking)} (its backends: {have})"))
+    else:
+        stage = "load"
+        try:
+            begin = time.perf_counter()
+            with open(pte_path, "rb") as handle:
+                program = runtime.load_program(handle.read())
+            method = program.load_method(job.get("method", "forward"))
+            inputs = decode_inputs(os.path.dirname(manifest_path), job.get("inputs", []))
+            timings["load"] = round(time.perf_counter() - begin, 4)
+            stage = "run"
+            inject_fault("run")
+            begin = time.perf_counter()
+            outputs = list(method.execute(inputs))
+            timings["run"] = round(time.perf_counter() - begin, 4)
+            result["outputs"], files = encode_outputs(outputs)
+            result["status"] = "ok"
+        except Exception as error:  # noqa: BLE001 - the host decides what it means
+            result.update(status="error", stage=stage, error=f"{type(error).__name__}: {error}")
+    os.makedirs(out, exist_ok=True)
+    for name, data in files.items():
+        with open(os.path.join(out, name), "wb") as handle:
+            handle.write(data)
+    with open(os.path.join(out, MANIFEST), "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=1)
+    return result
+
+
+def _extract_flat(archive: tarfile.TarFile, folder: str) -> None:
+    """Regular files with plain names only: a job never needs more, and nothing can land
+    outside `folder`."""
+    for member in archive:
+        name = os.path.basename(member.name)
+        if not member.isfile() or not name or name in (".", ".."):
+            continue
+        source = archive.extractfile(member)
+        if source is None:
+            continue
+        with open(os.path.join(folder, name), "wb") as handle:
+            shutil.copyfileobj(source, handle)
+
+
+def serve_stream(stdin, result_out) -> None:
+    """--stream: a tar of the job folder on stdin, a tar of the output folder to
+    `result_out` (the original stdout; anything else printed goes to stderr)."""
+    scratch = tempfile.mkdtemp(prefix="etsuite-job-")
+    try:
+        job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
+        os.makedirs(job)
+        with tarfile.open(fileobj=stdin, mode="r|") as archive:
+            _extract_flat(archive, job)
+        with open(os.path.join(job, MANIFEST), encoding="utf-8") as handle:
+            program = json.load(handle).get("program", "program.pte")
+        execute_job(os.path.join(job, program), os.path.join(job, MANIFEST), out)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            for name in sorted(os.listdir(out)):
+                archive.add(os.path.join(out, name), arcname=name)
+        result_out.write(buffer.getvalue())
+        result_out.flush()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="device_agent", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--job", help="a job folder (program.pte + manifest.json + inputs)")
+    parser.add_argument("--pte", help="the program")
+    parser.add_argument("--inputs", help="the job's manifest.json (its .bin files beside it)")
+    parser.add_argument("--outputs", help="the folder to write outputs and manifest.json to")
+    parser.add_argument("--stream", action="store_true", help="job tar on stdin, outputs tar on stdout")
+    parser.add_argument("--probe", action="store_true", help="print this runtime's backends")
+    args = parser.parse_args(argv)
+    if args.probe:
+        runtime = import_runtime().get()
+        print(json.dumps({"runtime": where(),
+                          "backends": list(runtime.backend_registry.registered_backend_names)}))
+        return 0
+    if args.stream:
+        result_out = os.fdopen(os.dup(1), "wb")
+        os.dup2(2, 1)  # native and Python prints must not corrupt the tar on stdout
+        sys.stdout = sys.stderr
+        serve_stream(sys.stdin.buffer, result_out)
+        return 0
+    if args.job:
+        manifest = os.path.join(args.job, MANIFEST)
+        with open(manifest, encoding="utf-8") as handle:
+            pte = os.path.join(args.job, json.load(handle).get("program", "program.pte"))
+    else:
+        pte, manifest = args.pte, args.inputs
+    if not (pte and manifest and args.outputs):
+        parser.error("give --job DIR (or --pte and --inputs) and --outputs, or --stream")
+    result = execute_job(pte, manifest, args.outputs)
+    return 0 if result["status"] in ("ok", "missing") else 1
+
+
+def leave(code: int) -> None:
+    """Exit without the interpreter's teardown, which with torch loaded takes most of a
+    second that the host would count against the transfer."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    leave(main(sys.argv[1:]))

@@ -1,0 +1,140 @@
+"""Choosing runners without editing flows: `--runner PATTERN=SPEC[,SPEC...]` (repeatable)
+and the ini setting `etsuite_runners` (one `PATTERN=SPEC[,SPEC...]` per line) replace the
+runtime of every flow whose name matches PATTERN (fnmatch: * and ?) by a runner
+(runners.py); several specs are a pool. The last matching line wins, and the command
+line comes after the ini file, so `--runner` overrides it.
+
+Decided at configure time with the other settings (session.build_state): a malformed
+spec or a pattern that matches no flow is a usage error. The run's pool folder (device
+locks, lost marks: runner_pool.py) is made by the process that runs the session (the
+xdist controller hands it to its workers) and removed at its end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import pytest
+
+from etsuite.backends.harness import workers
+from etsuite.backends.harness.runner_pool import DevicePool
+from etsuite.backends.harness.runners import RunnerRuntime, RunnerSpec, SpecError, split_specs
+
+RUNNERS_INI = "etsuite_runners"
+RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
+                "process, ssh://[user@]host[:port][?python=...&identity=...], "
+                "adb://SERIAL?runner=PATH, cmd:TEMPLATE with {pte} {inputs} {outputs}; "
+                "several specs separated by commas are a pool (repeatable)")
+
+
+def addoption(group, parser) -> None:
+    group.addoption("--runner", action="append", default=[], metavar="PATTERN=SPEC",
+                    help=RUNNERS_HELP)
+    parser.addini(RUNNERS_INI, type="linelist", default=[],
+                  help="runners by flow pattern, 'PATTERN=SPEC[,SPEC...]' per line (as --runner)")
+
+
+@dataclass(frozen=True)
+class RunnerChoice:
+    """One `PATTERN=SPECS` line: the flows it names, its devices, where it came from."""
+
+    pattern: str
+    specs: tuple
+    text: str      # as given: the repro command passes it on
+    source: str    # "--runner" or "etsuite_runners in <ini file>"
+
+
+def parse_choice(text: str, source: str) -> RunnerChoice:
+    pattern, equals, specs = text.partition("=")
+    if not equals or not pattern.strip() or not specs.strip():
+        raise SpecError(f"{source}: {text!r} is not PATTERN=SPEC (e.g. "
+                        f"'coreml*=ssh://mac1' or 'xnnpack=process')")
+    try:
+        parsed = split_specs(specs)
+    except SpecError as error:
+        raise SpecError(f"{source}: {error}") from None
+    names = [spec.name for spec in parsed]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{source}: {text!r} names a device twice")
+    return RunnerChoice(pattern.strip(), tuple(parsed), text.strip(), source)
+
+
+def parse_choices(config) -> list[RunnerChoice]:
+    ini = f"{RUNNERS_INI} in {config.inipath or 'the ini file'}"
+    lines = [(line, ini) for line in config.getini(RUNNERS_INI)]
+    lines += [(line, "--runner") for line in config.getoption("runner", None) or []]
+    return [parse_choice(text, source) for text, source in lines]
+
+
+def apply_runners(flows: dict, choices: list[RunnerChoice], folder: str | None) -> dict:
+    """The flows with the runtime of each matched one replaced (the last matching
+    choice wins). Raises SpecError for a pattern that matches no flow."""
+    known = ", ".join(sorted(flows))
+    for choice in choices:
+        if not any(fnmatch.fnmatchcase(name, choice.pattern) for name in flows):
+            raise SpecError(f"{choice.source}: pattern {choice.pattern!r} matches no flow; "
+                            f"known flows: {known}")
+    replaced = dict(flows)
+    for name, flow in flows.items():
+        chosen = [c for c in choices if fnmatch.fnmatchcase(name, c.pattern)]
+        if chosen and folder is not None:
+            runtime = RunnerRuntime(chosen[-1].specs, folder, option=chosen[-1].text)
+            replaced[name] = dataclasses.replace(flow, runtime=runtime)
+    return replaced
+
+
+def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
+    """(the run's pool folder, whether this process made it and removes it)."""
+    if not choices:
+        return None, False
+    handed = workers.controller_runner_folder(config)
+    if handed:
+        return handed, False
+    return tempfile.mkdtemp(prefix="etsuite-runners-"), True
+
+
+def specs_of(flow) -> tuple[RunnerSpec, ...]:
+    runtime = flow.runtime
+    return runtime.specs if isinstance(runtime, RunnerRuntime) else ()
+
+
+class RunnerSession:
+    """What people see of runners: a header line per runner choice used by the selected
+    flows, and at the end the devices the run lost. Removes the pool folder it owns."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def pytest_report_header(self, config) -> list[str]:
+        lines = []
+        for choice in self.state.runners:
+            flows = [f.name for f in self.state.selected
+                     if fnmatch.fnmatchcase(f.name, choice.pattern)]
+            if not flows:
+                continue
+            names = ", ".join(spec.name for spec in choice.specs)
+            pool = f" (a pool of {len(choice.specs)}, one program per device at a time)" \
+                if len(choice.specs) > 1 else ""
+            lines.append(f"etsuite: flows {', '.join(flows)} execute on runner {names}{pool} "
+                         f"(from {choice.source})")
+        return lines
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        folder = self.state.runner_folder
+        if folder is None or workers.is_xdist_worker(terminalreporter.config):
+            return
+        for device, reason in DevicePool(folder).lost_devices().items():
+            terminalreporter.write_line(
+                f"etsuite: runner {device} was lost during the run and taken out of its "
+                f"pool: {reason}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config) -> None:
+        folder = self.state.runner_folder
+        if folder and self.state.owns_runner_folder and os.path.isdir(folder):
+            shutil.rmtree(folder, ignore_errors=True)

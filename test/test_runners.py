@@ -1,0 +1,437 @@
+"""Runners, for real: an OpenSSH server started here on 127.0.0.1 (its own port, host key,
+client key and sshd_config in tmp_path) executes real XNNPACK and portable programs
+through the device agent, and must give the verdicts and the output bytes the
+in-process runtime gives; two such servers form a pool under xdist and one is stopped in
+the middle of a test; a `process` runner contains an injected native abort; a `cmd:`
+runner calls the agent as a user's command would. Nothing is mocked: the sessions are
+real pytest sessions (conftest.run_suite) and the devices real processes.
+
+Needs Debian's openssh-server (`.ci/run` installs it); without sshd these tests fail
+with the install command, they do not skip.
+"""
+
+import json
+import multiprocessing
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from etsuite.backends.harness import device_agent, exchange
+from etsuite.backends.harness.runner_pool import DevicePool, PoolExhausted
+from etsuite.backends.harness.runners import SpecError, adb_commands, parse_spec, split_specs
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+NEEDS_SSHD = ("the runner tests need OpenSSH's server: apt-get install -y openssh-server "
+              "(.ci/run installs it)")
+
+PROGRAMS = """
+import torch
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class LinearRelu(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+class TwoOutputs(torch.nn.Module):
+    def forward(self, x):
+        return x.argmax(dim=-1), x * 2.0
+
+
+def test_add(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(4, 3), torch.randn(4, 3)))
+
+
+def test_linear_relu(test_runner):
+    test_runner.lower_and_run_model(LinearRelu(), (torch.randn(2, 8),))
+
+
+def test_two_outputs(test_runner):
+    test_runner.lower_and_run_model(TwoOutputs(), (torch.randn(3, 6),))
+"""
+
+# Four tiny tests for the pool: enough that both devices get work after one is lost.
+POOL_PROGRAMS = """
+import pytest
+import torch
+
+
+class Scale(torch.nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor + 1.0
+
+
+@pytest.mark.parametrize("factor", [1, 2, 3, 4])
+def test_scale(test_runner, factor):
+    test_runner.lower_and_run_model(Scale(float(factor)), (torch.randn(5),))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (sshd forks one per connection, which runs the agent)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class SshServer:
+    """One sshd on 127.0.0.1 with everything of its own under `folder`. `environment`
+    becomes sshd_config SetEnv lines: what the agent sees in its sessions."""
+
+    def __init__(self, folder: Path, environment: dict | None = None):
+        if not os.path.exists(SSHD):
+            pytest.fail(NEEDS_SSHD, pytrace=False)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.port = free_port()
+        for name in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                            str(folder / name)], check=True)
+        (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
+        lines = [f"Port {self.port}", "ListenAddress 127.0.0.1",
+                 f"HostKey {folder / 'host_key'}", f"PidFile {folder / 'sshd.pid'}",
+                 f"AuthorizedKeysFile {folder / 'authorized_keys'}", "UsePAM no",
+                 "StrictModes no", "PasswordAuthentication no",
+                 "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password",
+                 "LogLevel ERROR"]
+        lines += [f"SetEnv {key}={value}" for key, value in (environment or {}).items()]
+        (folder / "sshd_config").write_text("\n".join(lines) + "\n")
+        (folder / "ssh_config").write_text(
+            f"Host *\n  IdentityFile {folder / 'client_key'}\n  IdentitiesOnly yes\n"
+            f"  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n")
+        try:
+            os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation folder
+        except PermissionError:
+            pass  # not root: it must exist already (sshd says so if it does not)
+        self.log = open(folder / "sshd.log", "wb")
+        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"sshd exited {self.process.returncode}: "
+                            f"{(folder / 'sshd.log').read_text()}", pytrace=False)
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"sshd did not listen on port {self.port} within 20 s", pytrace=False)
+
+    @property
+    def name(self) -> str:
+        return f"ssh://127.0.0.1:{self.port}"
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}?config={self.folder / 'ssh_config'}&python={sys.executable}"
+
+    def stop(self) -> None:
+        """sshd, its per-connection children and whatever they run (the agent)."""
+        if self.process.poll() is None:
+            for pid in [*descendants(self.process.pid), self.process.pid]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.process.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def ssh_servers(tmp_path):
+    """ssh_servers(count, environment=None) -> [SshServer]; stopped at teardown."""
+    started = []
+
+    def start(count=1, environment=None):
+        for _ in range(count):
+            started.append(SshServer(tmp_path / f"sshd{len(started)}", environment))
+        return started[-count:]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def programs(pytester):
+    pytester.makepyfile(test_programs=PROGRAMS)
+    return pytester
+
+
+def by_test(run) -> dict:
+    return {r["test_id"]: r for r in run.records()}
+
+
+def actual_outputs(artifacts: Path) -> dict:
+    """{test id folder: the runtime's outputs as bytes, dtype and shape} from artifacts."""
+    found = {}
+    for path in sorted(artifacts.glob("*/subtest0/actual.pt")):
+        tensors = torch.load(path)
+        found[path.parent.parent.name] = [
+            (t.dtype, tuple(t.shape), exchange.tensor_bytes(t)) for t in tensors]
+    return found
+
+
+def test_ssh_runner_gives_the_in_process_verdicts_and_bytes(programs, run_suite, ssh_servers):
+    (server,) = ssh_servers(1)
+    flows = ["--flow", "xnnpack", "--flow", "portable", "-p", "no:xdist", "--seed", "11",
+             "--artifacts-all"]
+    local = run_suite(*flows, f"--artifacts={programs.path / 'local'}")
+    remote = run_suite(*flows, f"--artifacts={programs.path / 'remote'}",
+                       "--runner", f"xnnpack={server.spec}", "--runner", f"portable={server.spec}")
+    assert local.report is not None and remote.report is not None, remote.stdout + remote.stderr
+    here, there = by_test(local), by_test(remote)
+    assert len(here) == 6 and set(here) == set(there)
+    assert {i: r["status"] for i, r in there.items()} == {i: r["status"] for i, r in here.items()}
+    assert {r["status"] for r in there.values()} == {"pass"}
+    assert {r["runtime"] for r in here.values()} == {"executorch"}
+    assert {r["runtime"] for r in there.values()} == {server.name}
+    for record in there.values():
+        assert {"transfer", "startup", "load", "run"} <= set(record["timings"]), record["timings"]
+        assert record["timings"]["transfer"] > 0
+        assert f"--runner {shlex.quote(record['flow'] + '=' + server.spec)}" in record["repro"]
+    outputs_here = actual_outputs(programs.path / "local")
+    assert len(outputs_here) == 6
+    assert actual_outputs(programs.path / "remote") == outputs_here  # the same bytes
+    assert f"execute on runner {server.name}" in remote.stdout
+
+
+def test_a_remote_without_the_delegate_answers_lowered_not_run(programs, run_suite, ssh_servers):
+    """The Core ML path a Mac would take, with Vulkan (which lowers here and which this
+    host's runtime lacks): the remote is reached and says why it cannot run it."""
+    (server,) = ssh_servers(1)
+    run = run_suite("--flow", "vulkan", "-p", "no:xdist", "-k", "test_add",
+                    "--runner", f"vulkan*={server.spec}")
+    (record,) = run.records()
+    assert record["status"] == "lowered_not_run", record
+    assert record["runtime"] == server.name
+    assert record["error"].startswith(f"runner {server.name}: ExecuTorch ")
+    assert "has no 'VulkanBackend' (its backends: " in record["error"]
+    assert "transfer" in record["timings"] and "run" not in record["timings"]
+    assert run.outcome("test_add[vulkan]") == "skipped"
+
+
+def test_a_pool_loses_a_stopped_device_and_finishes_on_the_other(pytester, run_suite,
+                                                                 ssh_servers, tmp_path):
+    """Two servers as a pool under -n 2. The first device's agent signals that it runs
+    and then hangs; that server is then killed (daemon, connection, agent): its test is
+    `runner lost`, the device leaves the pool, every other test runs on the second."""
+    pytester.makepyfile(test_pool=POOL_PROGRAMS)
+    mark = tmp_path / "doomed-started"
+    doomed = ssh_servers(1, {"ETSUITE_AGENT_FAULT": f"hang:{mark}"})[0]
+    (healthy,) = ssh_servers(1)
+
+    def stop_when_running():
+        deadline = time.monotonic() + 300
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        doomed.stop()
+
+    watcher = threading.Thread(target=stop_when_running, daemon=True)
+    watcher.start()
+    run = run_suite("--flow", "xnnpack", "-n", "2", "--seed", "5",
+                    "--runner", f"xnnpack={doomed.spec},{healthy.spec}")
+    watcher.join(timeout=5)
+    assert mark.exists(), run.stdout + run.stderr
+    records = run.records()
+    assert len(records) == 4, run.stdout + run.stderr
+    lost = [r for r in records if r["status"] != "pass"]
+    assert len(lost) == 1, [(r["test_id"], r["status"], r["error"]) for r in records]
+    assert lost[0]["status"] == "fail_run"
+    assert lost[0]["error"].startswith(f"runner lost: {doomed.name} (ssh exited 255")
+    assert lost[0]["runtime"] == doomed.name
+    assert lost[0]["rerun"] is None and not lost[0]["flaky"]  # not the program's fault
+    assert {r["runtime"] for r in records if r["status"] == "pass"} == {healthy.name}
+    assert f"runner {doomed.name} was lost during the run" in run.stdout
+    assert "(a pool of 2, one program per device at a time)" in run.stdout
+    assert run.ret == 1
+
+
+def test_process_runner_contains_a_native_abort(programs, run_suite, monkeypatch):
+    """Isolation off: the abort must end only the runner's process, not pytest's."""
+    monkeypatch.setenv("ETSUITE_AGENT_FAULT", "abort")
+    run = run_suite("--flow", "portable", "--flow", "xnnpack", "-p", "no:xdist",
+                    "--isolation", "none", "-k", "test_add or test_linear_relu",
+                    "--runner", "portable=process")
+    records = by_test(run)
+    assert len(records) == 4, run.stdout + run.stderr
+    for test_id, record in records.items():
+        if record["flow"] == "portable":
+            assert record["status"] == "fail_crash", record
+            assert record["stage"] == "run" and record["runtime"] == "process"
+            assert record["error"].startswith(
+                "runner process: the process executing the program was killed by SIGABRT (6)")
+        else:
+            assert (record["status"], record["runtime"]) == ("pass", "executorch"), test_id
+    assert run.outcome("test_linear_relu[xnnpack]") == "passed"  # ran after the aborts
+
+
+def test_cmd_runner_calls_a_command_of_the_users(programs, run_suite):
+    template = (f"cmd:{shlex.quote(sys.executable)} {shlex.quote(device_agent.__file__)} "
+                f"--pte {{pte}} --inputs {{inputs}} --outputs {{outputs}}")
+    run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "-k", "two_outputs",
+                    "--runner", f"xnnpack={template}")
+    (record,) = run.records()
+    assert record["status"] == "pass", record
+    assert record["runtime"] == template
+    assert record["timings"]["run"] > 0 and "transfer" in record["timings"]
+
+
+def test_an_artifact_folder_replays_as_a_job(programs, run_suite, tmp_path):
+    """--artifacts writes job folders of the exchange format: the agent runs one as it
+    is, and gives the outputs the in-process run recorded."""
+    run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "-k", "linear_relu",
+                    "--artifacts-all", f"--artifacts={tmp_path / 'art'}")
+    assert run.records()[0]["status"] == "pass"
+    (folder,) = (tmp_path / "art").glob("*/subtest0")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["format"] == exchange.FORMAT and manifest["delegates"] == ["XnnpackBackend"]
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, device_agent.__file__, "--job", str(folder),
+                           "--outputs", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    answer = exchange.read_manifest(str(out))
+    assert answer["status"] == "ok"
+    (replayed,) = exchange.read_values(str(out), answer["outputs"])
+    (recorded,) = torch.load(folder / "actual.pt")
+    assert exchange.tensor_bytes(replayed) == exchange.tensor_bytes(recorded)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ftp://host", "is none of: process, ssh://"),
+    ("ssh://host?colour=red", "unknown option(s) colour; ssh takes"),
+    ("ssh://host?timeout=soon", "timeout wants a positive number of seconds"),
+    ("adb://SERIAL", "adb:// needs ?runner=PATH"),
+    ("cmd:echo hello", "a cmd: template needs {pte}"),
+])
+def test_a_malformed_spec_says_what_is_expected(spec, message):
+    with pytest.raises(SpecError) as raised:
+        parse_spec(spec)
+    assert message in str(raised.value) and spec in str(raised.value)
+
+
+def test_specs_parse_to_devices():
+    mac = parse_spec("ssh://me@mac1:2222?python=/usr/bin/python3")
+    assert (mac.kind, mac.user, mac.host, mac.port, mac.name) == \
+        ("ssh", "me", "mac1", 2222, "ssh://me@mac1:2222")
+    assert mac.option("python") == "/usr/bin/python3" and mac.exclusive
+    assert not parse_spec("process").exclusive
+    assert [s.name for s in split_specs("ssh://mac1,ssh://mac2")] == ["ssh://mac1", "ssh://mac2"]
+    (fvp,) = split_specs("cmd:run_fvp --a,b {pte} {inputs} {outputs}")  # commas stay
+    assert fvp.command == "run_fvp --a,b {pte} {inputs} {outputs}"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--runner", "xnnpack"], "is not PATTERN=SPEC"),
+    (["--runner", "nosuchflow*=process"], "pattern 'nosuchflow*' matches no flow; known flows:"),
+    (["--runner", "xnnpack=ssh://a,ssh://a"], "names a device twice"),
+    (["-o", "etsuite_runners=xnnpack=telnet://x"], "etsuite_runners in"),
+])
+def test_a_bad_runner_setting_is_a_usage_error(pytester, args, message):
+    pytester.makepyfile(test_x="def test_x(test_runner):\n    pass\n")
+    result = pytester.runpytest("--collect-only", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_the_ini_setting_chooses_a_runner_and_the_option_overrides_it(pytester):
+    pytester.makeini("[pytest]\netsuite_runners =\n    xnnpack*=process\n")
+    pytester.makepyfile(test_x="def test_x(test_runner):\n    pass\n")
+    header = pytester.runpytest("--collect-only", "--backend", "xnnpack").stdout.str()
+    assert "etsuite: flows xnnpack, xnnpack_dynamic_int8_per_channel" in header
+    assert "execute on runner process (from etsuite_runners in" in header
+    overridden = pytester.runpytest("--collect-only", "--flow", "xnnpack",
+                                    "--runner", "xnnpack=ssh://mac1").stdout.str()
+    assert "etsuite: flows xnnpack execute on runner ssh://mac1 (from --runner)" in overridden
+
+
+def _hold(folder: str, name: str, started, release) -> None:
+    with DevicePool(folder).acquire([name]):
+        started.set()
+        release.wait(30)
+
+
+def test_a_device_runs_one_program_at_a_time_across_processes(tmp_path):
+    folder = str(tmp_path / "pool")
+    context = multiprocessing.get_context("fork")
+    started, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold, args=(folder, "ssh://d1", started, release))
+    holder.start()
+    try:
+        assert started.wait(30)
+        pool = DevicePool(folder)
+        with pool.acquire(["ssh://d1", "ssh://d2"]) as (name, _):
+            assert name == "ssh://d2"  # d1 is busy in the other process
+        threading.Timer(0.5, release.set).start()
+        begun = time.monotonic()
+        with pool.acquire(["ssh://d1"]) as (name, waited):
+            assert name == "ssh://d1" and waited >= 0.3
+        assert time.monotonic() - begun >= 0.3
+    finally:
+        release.set()
+        holder.join(30)
+    pool.mark_lost("ssh://d1", "no answer within 5 s")
+    assert pool.lost_devices() == {"ssh://d1": "no answer within 5 s"}
+    with pool.acquire(["ssh://d1", "ssh://d2"]) as (name, _):
+        assert name == "ssh://d2"
+    pool.mark_lost("ssh://d2", "connection refused")
+    with pytest.raises(PoolExhausted, match="every runner of the pool is lost"):
+        with pool.acquire(["ssh://d1", "ssh://d2"]):
+            pass
+
+
+def test_adb_exchange_pushes_runs_and_pulls():
+    """Written for a device, not run here (no device): the commands it would run."""
+    spec = parse_spec("adb://emulator-5554?runner=/data/local/tmp/etsuite_runner")
+    steps = adb_commands(spec, "/tmp/job", ["input_0.bin", "manifest.json", "program.pte"], "/tmp/out")
+    assert [step for _, step in steps] == ["prepare", "push", "run", "pull", "clean"]
+    push = steps[1][0]
+    assert push[:4] == ["adb", "-s", "emulator-5554", "push"]
+    assert push[-1] == "/data/local/tmp/etsuite/job/" and "/tmp/job/program.pte" in push
+    run = steps[2][0][-1]
+    assert run.startswith("cd /data/local/tmp/etsuite && /data/local/tmp/etsuite_runner "
+                          "/data/local/tmp/etsuite/job/program.pte "
+                          "/data/local/tmp/etsuite/job/manifest.json /data/local/tmp/etsuite/out")
+    assert steps[3][0][-2:] == ["/data/local/tmp/etsuite/out/.", "/tmp/out"]
