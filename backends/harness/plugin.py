@@ -33,6 +33,7 @@ from etsuite.backends.harness import (
     speedups,
     stream,
     verdicts,
+    warm_client,
     workers,
 )
 
@@ -66,10 +67,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-id", default=None, metavar="ID",
                     help="the run this report belongs to (default: $ETSUITE_RUN_ID, the "
                          "GitHub Actions run, else 'local'); shards of one run share it")
+    group.addoption("--warm", action="store_true", default=False,
+                    help=f"run in this checkout's warm process (started if none runs; also "
+                         f"${warm_client.ENV_FLAG}=1): torch and executorch stay imported "
+                         f"between runs")
+    group.addoption("--warm-stop", action="store_true", default=False,
+                    help="stop this checkout's warm process (of this environment) and exit")
     declared.addoption(group)
     isolation.addoption(group, parser)
     stream.addoption(group)
     artifacts.addoption(group)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """With --warm or $ETSUITE_WARM=1, the warm process runs the session (warm_client.py);
+    else, or when it cannot, the run goes on here."""
+    return warm_client.forward(config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
