@@ -91,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     process that runs tests (no import patches torch: see `speedups.apply`), then one
     plugin object per concern, each handed the same session state."""
     state = session.build_state(config)
+    warm_client.xdist_workers_from_server(config)
     if not workers.is_xdist_controller(config):
         speedups.apply()
     collection.register_markers(config, state.flows.values())

@@ -30,6 +30,7 @@ from pathlib import Path
 
 ENV_FLAG = "ETSUITE_WARM"  # "1": runs go through the warm process
 IN_CHILD = "ETSUITE_WARM_CHILD"  # set in the sessions the server forks: never forward again
+SOCKET_ENV = "ETSUITE_WARM_SOCKET"  # in forked sessions: their server's socket, for xdist workers
 RUSAGE_FILE = "ETSUITE_WARM_RUSAGE"  # where the client writes the session's CPU seconds (benchmark)
 # Environment variables read when torch, executorch or the plugin are imported, or that
 # change what imports resolve to: a server started under other values is another server.
@@ -203,6 +204,37 @@ def stop(rootdir: str) -> bool:
     return True
 
 
+def xdist_workers_from_server(config) -> None:
+    """In a session the server forked: xdist's workers are forked by the server too,
+    instead of each starting an interpreter and importing torch again. execnet starts a
+    popen worker as `<python> -u -c <bootstrap>`; its `python` becomes this file run
+    without site (`worker_main`), which hands the bootstrap and its pipes to the server."""
+    where = os.environ.get(SOCKET_ENV)
+    tx = getattr(config.option, "tx", None)
+    if os.environ.get(IN_CHILD) != "1" or not where or not tx:
+        return
+    launcher = f"{sys.executable} -S {os.path.abspath(__file__)} {where}"
+    config.option.tx = [f"{spec}//python={launcher}" if spec == "popen" else spec for spec in tx]
+
+
+def worker_main(argv: list[str]) -> int:
+    """`python -S warm_client.py SOCKET -u -c CODE`: an xdist worker forked by the server,
+    with this process's stdin/stdout (execnet's pipes); exits with the worker's code."""
+    where, rest = Path(argv[0]), argv[1:]
+    code = rest[rest.index("-c") + 1]
+    sock = connect(where)
+    if sock is None:
+        sys.stderr.write(f"etsuite: no warm process at {where} to fork an xdist worker\n")
+        return 1
+    with sock:
+        send_message(sock, {"op": "worker", "code": code, "cwd": os.getcwd(),
+                            "env": dict(os.environ)}, [0, 1, 2])
+        exit_code = 1
+        for message in read_messages(sock):
+            exit_code = int(message.get("exit", exit_code))
+    return exit_code
+
+
 def forward(config) -> int | None:
     """From `pytest_cmdline_main`: the exit code of the run done by the warm process, or
     None to run here (not asked for, inside a forked session, or unavailable)."""
@@ -220,3 +252,7 @@ def forward(config) -> int | None:
     except (WarmUnavailable, OSError) as error:
         say(f"warm process unavailable, running here: {error}")
         return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(worker_main(sys.argv[1:]))

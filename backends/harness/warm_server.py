@@ -115,8 +115,9 @@ def warm(rootdir: str) -> list[str]:
     return warm_up([PORTABLE, XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR])
 
 
-def run_session(request: dict, fds: list[int]) -> None:
-    """In the forked child: become the client's pytest run, then exit with its code."""
+def run_session(request: dict, fds: list[int], where: Path) -> None:
+    """In the forked child: become the client's pytest run (op "run"), or an xdist worker
+    of such a run (op "worker": execnet's bootstrap code), then exit with its code."""
     code = 70
     try:
         os.setpgid(0, 0)
@@ -131,17 +132,24 @@ def run_session(request: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.environ[warm_client.IN_CHILD] = "1"
+        os.environ[warm_client.SOCKET_ENV] = str(where)
         os.chdir(request["cwd"])
-        sys.path[:] = request["path"]
-        sys.argv = list(request["argv"])
+        if request["op"] == "run":
+            sys.path[:] = request["path"]  # a worker gets its controller's from xdist
+        sys.argv = list(request["argv"]) if request["op"] == "run" else ["-c"]
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own streams
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         if "torch" in sys.modules:  # the parent's intra-op thread pool does not survive fork
             sys.modules["torch"].set_num_threads(1)
-        import pytest
+        if request["op"] == "worker":
+            exec(compile(request["code"], "<execnet bootstrap>", "exec"),  # noqa: S102
+                 {"__name__": "__main__"})
+            code = 0
+        else:
+            import pytest
 
-        code = int(pytest.main(sys.argv[1:]))
+            code = int(pytest.main(sys.argv[1:]))
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
     except BaseException:  # noqa: BLE001 - say what broke, then leave
@@ -245,7 +253,8 @@ class Server:
             self.stop_listening()
             conn.close()
             return
-        changed = self.watch.changed()
+        # A worker belongs to a run this server already checked and started.
+        changed = self.watch.changed() if request.get("op") == "run" else None
         if changed is not None:
             log(f"out of date: {changed}")
             self.stop_listening()
@@ -267,7 +276,7 @@ class Server:
             conn.close()
             for _pid, other in self.sessions.values():
                 other.close()
-            run_session(request, fds)  # never returns
+            run_session(request, fds, self.path)  # never returns
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -275,7 +284,8 @@ class Server:
         self.selector.register(pidfd, selectors.EVENT_READ, "session")
         self.selector.register(conn, selectors.EVENT_READ, pid)
         warm_client.send_message(conn, {"server": os.getpid(), "child": pid})
-        log(f"session {pid}: {' '.join(request['argv'][1:])}")
+        log(f"session {pid}: " + (' '.join(request['argv'][1:]) if request["op"] == "run"
+                                  else "an xdist worker"))
 
     def session_ended(self, pidfd: int) -> None:
         pid, conn = self.sessions.pop(pidfd)
