@@ -81,11 +81,11 @@ class Watch:
         for path, before in self.files.items():
             if self._stat(path) != before:
                 return f"{path} changed"
-        for folder, before in self.folders.items():
+        for folder, listed in self.folders.items():
             now = self._listing(folder)
-            if now != before:
-                added = sorted(set(now or ()) - set(before or ()))
-                removed = sorted(set(before or ()) - set(now or ()))
+            if now != listed:
+                added = sorted(set(now or ()) - set(listed or ()))
+                removed = sorted(set(listed or ()) - set(now or ()))
                 return f"{folder}: added {added}, removed {removed}"
         return None
 
@@ -103,6 +103,7 @@ def warm(rootdir: str) -> list[str]:
     os.chdir(rootdir)
     pytest.main(["--noconftest", "--version"])
     import torch  # noqa: F401 - the point: imported once here
+
     from etsuite.backends.harness import registry, speedups
     from etsuite.backends.harness.warm_up import warm_up
     from etsuite.backends.portable.flows import PORTABLE
@@ -121,7 +122,7 @@ def run_session(request: dict, fds: list[int], where: Path) -> None:
     code = 70
     try:
         os.setpgid(0, 0)
-        for target, fd in zip((0, 1, 2), fds):
+        for target, fd in zip((0, 1, 2), fds, strict=True):
             os.dup2(fd, target)
         for fd in fds:
             if fd > 2:
