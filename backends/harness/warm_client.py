@@ -67,7 +67,7 @@ def environment_key(rootdir: str) -> dict:
            if name.startswith(KEY_PREFIXES) or name in KEY_NAMES}
     return {"rootdir": os.path.realpath(rootdir), "executable": sys.executable,
             "prefix": sys.prefix, "version": sys.version,
-            "site": [*site.getsitepackages(), site.getusersitepackages()],
+            "site": site.getsitepackages(),
             "env": dict(sorted(env.items()))}
 
 
@@ -93,7 +93,8 @@ def send_message(sock: socket.socket, message: dict, fds: list[int] = ()) -> Non
     """One JSON line; file descriptors ride along with its first bytes (SCM_RIGHTS)."""
     data = json.dumps(message).encode() + b"\n"
     sent = socket.send_fds(sock, [data[:4096]], list(fds)) if fds else 0
-    sock.sendall(data[sent:])
+    if sent < len(data):  # (an empty send to a server that already answered fails: EPIPE)
+        sock.sendall(data[sent:])
 
 
 def read_messages(sock: socket.socket):
