@@ -31,7 +31,6 @@ from pathlib import Path
 ENV_FLAG = "ETSUITE_WARM"  # "1": runs go through the warm process
 IN_CHILD = "ETSUITE_WARM_CHILD"  # set in the sessions the server forks: never forward again
 SOCKET_ENV = "ETSUITE_WARM_SOCKET"  # in forked sessions: their server's socket, for xdist workers
-RUSAGE_FILE = "ETSUITE_WARM_RUSAGE"  # where the client writes the session's CPU seconds (benchmark)
 # Environment variables read when torch, executorch or the plugin are imported, or that
 # change what imports resolve to: a server started under other values is another server.
 KEY_PREFIXES = ("PYTHON", "TORCH", "PYTORCH", "EXECUTORCH", "OMP_", "MKL_", "KMP_", "LD_")
@@ -186,8 +185,6 @@ def run_warm(rootdir: str, argv: list[str]) -> int:
                 return 2  # closing the connection interrupts the session
             if last is None:
                 raise WarmUnavailable("the warm process ended during the run")
-            if os.environ.get(RUSAGE_FILE):
-                Path(os.environ[RUSAGE_FILE]).write_text(json.dumps(last))
             return int(last["exit"])
     raise WarmUnavailable("the warm process stayed out of date after two restarts")
 
