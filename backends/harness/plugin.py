@@ -12,6 +12,9 @@ concern, the way pytest-xdist's plugin.py declares options and registers `DSessi
     session_end.SessionEnd        the exit status
     isolation.IsolationPlugin     each test in a forked child (when isolation is on)
     stream.ResultsStream          the results stream and the JSON report's contents
+
+and hands a run to the warm process when asked (`--warm`, warm_client.py) before any of
+them is needed.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ SOCKET_ENV = "ETSUITE_WARM_SOCKET"  # in forked sessions: their server's socket,
 KEY_PREFIXES = ("PYTHON", "TORCH", "PYTORCH", "EXECUTORCH", "OMP_", "MKL_", "KMP_", "LD_")
 KEY_NAMES = ("ETSUITE_NO_SPEEDUPS", "ETSUITE_WARM_PRELOAD", "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
              "CUDA_VISIBLE_DEVICES")
+# tox sets a new PYTHONHASHSEED for every run: in the key, every `make test-<backend>` would
+# start a server of its own. A session takes the server's hash seed instead.
+KEY_EXCLUDED = ("PYTHONHASHSEED",)
 START_TIMEOUT_S = 600.0  # a cold server imports torch and lowers a few models first
 
 
@@ -63,7 +66,7 @@ def environment_key(rootdir: str) -> dict:
     its site folders, and the environment variables that matter at import time. Files are
     not in it: the server watches those itself (warm_server.Watch)."""
     env = {name: value for name, value in os.environ.items()
-           if name.startswith(KEY_PREFIXES) or name in KEY_NAMES}
+           if (name.startswith(KEY_PREFIXES) or name in KEY_NAMES) and name not in KEY_EXCLUDED}
     return {"rootdir": os.path.realpath(rootdir), "executable": sys.executable,
             "prefix": sys.prefix, "version": sys.version,
             "site": site.getsitepackages(),
