@@ -102,7 +102,7 @@ def runtime():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_watch_sees_a_changed_file_and_a_new_module(tmp_path):
+def test_watch_sees_a_changed_file_and_a_new_module_not_a_touched_file(tmp_path):
     module = tmp_path / "helper.py"
     module.write_text("VALUE = 1\n")
 
@@ -115,7 +115,9 @@ def test_watch_sees_a_changed_file_and_a_new_module(tmp_path):
     assert "added ['shadow.py']" in watch.changed()
     (tmp_path / "shadow.py").unlink()
     assert watch.changed() is None
-    module.write_text("VALUE = 22\n")
+    os.utime(module, ns=(1, 10**18))  # touched: same contents, another mtime
+    assert watch.changed() is None
+    module.write_text("VALUE = 2\n")  # same size, other contents
     assert watch.changed() == f"{os.path.realpath(module)} changed"
 
 

@@ -36,9 +36,12 @@ SOCKET_ENV = "ETSUITE_WARM_SOCKET"  # in forked sessions: their server's socket,
 KEY_PREFIXES = ("PYTHON", "TORCH", "PYTORCH", "EXECUTORCH", "OMP_", "MKL_", "KMP_", "LD_")
 KEY_NAMES = ("ETSUITE_NO_SPEEDUPS", "ETSUITE_WARM_PRELOAD", "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
              "CUDA_VISIBLE_DEVICES")
-# tox sets a new PYTHONHASHSEED for every run: in the key, every `make test-<backend>` would
-# start a server of its own. A session takes the server's hash seed instead.
-KEY_EXCLUDED = ("PYTHONHASHSEED",)
+# Not in the key: tox sets a new PYTHONHASHSEED for every run (in the key, every `make
+# test-<backend>` would start a server of its own; a session takes the server's hash seed),
+# and sets PYTHONIOENCODING where a shell may set PYTHONUNBUFFERED or
+# PYTHONDONTWRITEBYTECODE: a session takes these three from its client's environment.
+KEY_EXCLUDED = ("PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUNBUFFERED",
+                "PYTHONDONTWRITEBYTECODE")
 START_TIMEOUT_S = 600.0  # a cold server imports torch and lowers a few models first
 
 

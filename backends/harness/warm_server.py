@@ -13,10 +13,11 @@ as a shell would). The per-test isolation (isolation.py) forks inside that sessi
 does in any other.
 
 The server never runs old code: before each run it checks that every file it imported is
-unchanged (size and mtime) and that no module was added to or removed from their folders
-(`Watch`); if anything changed it tells the client, stops listening and exits once its
-running sessions end, and the client starts a new one. A different interpreter, site
-folder or import-time environment variable is another server (warm_client.environment_key).
+unchanged (its contents; a file only touched is no change) and that no module was added
+to or removed from their folders (`Watch`); if anything changed it tells the client, stops
+listening and exits once its running sessions end, and the client starts a new one. A
+different interpreter, site folder or import-time environment variable is another server
+(warm_client.environment_key).
 It exits after ETSUITE_WARM_IDLE seconds without a run (default 900).
 
 Single-threaded on purpose: it forks, and a fork of a threaded process may inherit locks
@@ -26,6 +27,7 @@ held by threads that do not exist in the child.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import selectors
@@ -47,7 +49,13 @@ INTERRUPT_GRACE_S = 10.0  # a session whose client left: SIGINT, then SIGKILL af
 
 class Watch:
     """The files a process imported and the folders they came from, as they were: asked
-    later, says what changed (a file's size or mtime, a module added to a folder)."""
+    later, says what changed (a file's contents, a module added to a folder).
+
+    A file whose mtime moved but whose contents did not (tox reinstalls the editable
+    package's finder module on every run) is not a change: files up to HASHED_BYTES are
+    hashed when watching starts, and a larger one counts as changed when its mtime does."""
+
+    HASHED_BYTES = 1 << 20
 
     def __init__(self, modules=None):
         files = set()
@@ -56,6 +64,8 @@ class Watch:
             if isinstance(path, str) and os.path.isfile(path):
                 files.add(os.path.realpath(path))
         self.files = {path: self._stat(path) for path in sorted(files)}
+        self.digests = {path: self._digest(path) for path, seen in self.files.items()
+                        if seen is not None and seen[1] <= self.HASHED_BYTES}
         self.folders = {folder: self._listing(folder)
                         for folder in sorted({os.path.dirname(p) for p in files})}
 
@@ -66,6 +76,14 @@ class Watch:
         except OSError:
             return None
         return info.st_mtime_ns, info.st_size
+
+    @staticmethod
+    def _digest(path: str) -> str | None:
+        try:
+            with open(path, "rb") as handle:
+                return hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            return None
 
     @staticmethod
     def _listing(folder: str) -> list[str] | None:
@@ -79,13 +97,19 @@ class Watch:
     def changed(self) -> str | None:
         """The first change seen, in words; None when everything is as it was."""
         for path, before in self.files.items():
-            if self._stat(path) != before:
+            now = self._stat(path)
+            if now == before:
+                continue
+            same = (now is not None and before is not None and now[1] == before[1]
+                    and path in self.digests and self._digest(path) == self.digests[path])
+            if not same:
                 return f"{path} changed"
+            self.files[path] = now  # touched, not changed
         for folder, listed in self.folders.items():
-            now = self._listing(folder)
-            if now != listed:
-                added = sorted(set(now or ()) - set(listed or ()))
-                removed = sorted(set(listed or ()) - set(now or ()))
+            now_listed = self._listing(folder)
+            if now_listed != listed:
+                added = sorted(set(now_listed or ()) - set(listed or ()))
+                removed = sorted(set(listed or ()) - set(now_listed or ()))
                 return f"{folder}: added {added}, removed {removed}"
         return None
 
@@ -138,9 +162,12 @@ def run_session(request: dict, fds: list[int], where: Path) -> None:
         if request["op"] == "run":
             sys.path[:] = request["path"]  # a worker gets its controller's from xdist
         sys.argv = list(request["argv"]) if request["op"] == "run" else ["-c"]
-        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own streams
-        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        # What an interpreter takes from these variables at start-up, from the client's.
+        encoding = (os.environ.get("PYTHONIOENCODING") or "").split(":")[0] or None
+        sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+        sys.stdin = open(0, encoding=encoding, closefd=False)  # noqa: SIM115 - own streams
+        sys.stdout = open(1, "w", buffering=1, encoding=encoding, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, encoding=encoding, closefd=False)  # noqa: SIM115
         if "torch" in sys.modules:  # the parent's intra-op thread pool does not survive fork
             sys.modules["torch"].set_num_threads(1)
         if request["op"] == "worker":
