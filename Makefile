@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench update-expectations update-durations clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench warm warm-stop update-expectations update-durations clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -43,6 +43,8 @@ help: ## list the targets
 	@echo "                          N shards balanced by backends/<name>/durations.json"
 	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
 	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
+	@echo "make warm [WARM_ENV=xnnpack]  start this checkout's warm process (then ETSUITE_WARM=1 or"
+	@echo "                          pytest --warm); make warm-stop stops it"
 	@echo "make check-declared [BACKEND=<name>]"
 	@echo "                          run every case an expectations file names at the pinned seed (.ci/seed)"
 	@echo "                          (DECLARED=fail_mismatch,tolerance DECLARED_SAMPLE=K/N PASSING_SAMPLE=K/N)"
@@ -117,6 +119,19 @@ page: $(TOX)
 
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
+
+# The warm process (README, "The warm process"): `make warm` starts the one of a backend's
+# environment (WARM_ENV, default xnnpack) for this checkout; runs then use it with
+# ETSUITE_WARM=1 (or pytest --warm), e.g. ETSUITE_WARM=1 make test-xnnpack ARGS=...
+WARM_ENV ?= xnnpack
+warm: $(TOX)
+	$(TOX) -q -e $(WARM_ENV) --notest
+	.tox/$(WARM_ENV)/bin/python -m pytest --warm --collect-only -q -p no:cacheprovider \
+	  backends/suite/operators/test_add.py >/dev/null
+
+warm-stop:
+	@if [ -x .tox/$(WARM_ENV)/bin/python ]; then .tox/$(WARM_ENV)/bin/python -m pytest --warm-stop; \
+	else echo "make warm-stop: no .tox/$(WARM_ENV) environment"; fi
 
 # The declared-entries check (backends/harness/declared.py): every case an expectations
 # file names, run at the seed pinned in .ci/seed (or $ETSUITE_SEED), for the backends that

@@ -41,6 +41,7 @@ from tabulate import tabulate
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import STAGES
+from etsuite.tools.inner_loop import inner_loop
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
@@ -278,6 +279,11 @@ def parse_args(argv):
     parser.add_argument("--repeat", type=int, default=1, help="alternating runs per flow (default 1)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the scratch folder (copied modules, JSON reports) and print its path")
+    parser.add_argument("--inner-loop", action="store_true",
+                        help="instead: a backend author's inner loop, cold and with the warm "
+                             "process (tools/inner_loop.py)")
+    parser.add_argument("--inner-module", default="test_add.py", metavar="FILE",
+                        help="the operator module of --inner-loop (default test_add.py)")
     parser.add_argument("--skip", default="",
                         help="parts to leave out: comma-separated of collection,parallel,own")
     return parser.parse_args(argv)
@@ -285,6 +291,10 @@ def parse_args(argv):
 
 def main(argv: list[str] | None = None) -> int:
     options = parse_args(argv)
+    if options.inner_loop:
+        print(f"# Inner loop: cold and warm, -n {options.workers} for the module runs\n")
+        print(inner_loop(options.inner_module, options.workers, _progress))
+        return 0
     upstream_dir = upstream_operators_dir()
     if options.full:
         upstream = sorted(glob.glob(os.path.join(upstream_dir, "test_*.py")))

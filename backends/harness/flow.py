@@ -29,7 +29,9 @@ class SourceTransform(Protocol):
     comparison measures the recipe. `strict_export`: export the transformed model with
     torch.export's strict mode, as the recipe's own tool does."""
 
-    strict_export: bool
+    @property
+    def strict_export(self) -> bool:
+        """Read-only, so a frozen dataclass (llm_recipes.LlmRecipe) satisfies it."""
 
     def unsupported(self, model: Any) -> str | None:
         """Why the recipe does not apply to `model` (the subtest ends skip_unsupported

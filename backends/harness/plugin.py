@@ -13,6 +13,9 @@ concern, the way pytest-xdist's plugin.py declares options and registers `DSessi
     runner_config.RunnerSession   runners in the header, devices lost, the pool folder
     isolation.IsolationPlugin     each test in a forked child (when isolation is on)
     stream.ResultsStream          the results stream and the JSON report's contents
+
+and hands a run to the warm process when asked (`--warm`, warm_client.py) before any of
+them is needed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from etsuite.backends.harness import (
     speedups,
     stream,
     verdicts,
+    warm_client,
     workers,
 )
 
@@ -68,6 +72,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-id", default=None, metavar="ID",
                     help="the run this report belongs to (default: $ETSUITE_RUN_ID, the "
                          "GitHub Actions run, else 'local'); shards of one run share it")
+    group.addoption("--warm", action="store_true", default=False,
+                    help=f"run in this checkout's warm process (started if none runs; also "
+                         f"${warm_client.ENV_FLAG}=1): torch and executorch stay imported "
+                         f"between runs")
+    group.addoption("--warm-stop", action="store_true", default=False,
+                    help="stop this checkout's warm process (of this environment) and exit")
     declared.addoption(group)
     isolation.addoption(group, parser)
     stream.addoption(group)
@@ -75,11 +85,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     runner_config.addoption(group, parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """With --warm or $ETSUITE_WARM=1, the warm process runs the session (warm_client.py);
+    else, or when it cannot, the run goes on here."""
+    return warm_client.forward(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Settings first (a bad one is a usage error, exit 4), then the speed-ups in any
     process that runs tests (no import patches torch: see `speedups.apply`), then one
     plugin object per concern, each handed the same session state."""
     state = session.build_state(config)
+    warm_client.xdist_workers_from_server(config)
     if not workers.is_xdist_controller(config):
         speedups.apply()
     collection.register_markers(config, state.flows.values())

@@ -14,6 +14,12 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flow import Flow
 from etsuite.backends.harness.pipeline import lower, quantize, run_pipeline
 
+# The flows this process has lowered already (by name; "" for the portable path). A
+# session forked by the warm process (warm_server.py) inherits it and lowers only for the
+# flows of its selection that the server did not warm. By name, not by backend: two flows
+# of one backend may differ in what the warm-up would find broken.
+_WARMED: set[str] = set()
+
 
 class WarmUpModel(torch.nn.Module):
     """Conv, relu, mean and linear: enough to reach the quantizers' conv patterns."""
@@ -53,12 +59,16 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
     for flow in flows:
         if flow.delegates and flow.unavailable_reason() is None:
             picked.setdefault((flow.backend, flow.quantizes), flow)
-    if any(not flow.delegates for flow in flows) or not picked:
+    if (any(not flow.delegates for flow in flows) or not picked) and "" not in _WARMED:
+        _WARMED.add("")
         portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
         if portable.status is not Status.PASS:
             problems.append(f"portable path: {portable.status} at {portable.stage}: "
                             f"{portable.error.splitlines()[0] if portable.error else ''}")
     for flow in picked.values():
+        if flow.name in _WARMED:
+            continue
+        _WARMED.add(flow.name)
         try:
             exported = torch.export.export(model, inputs)
             if flow.quantizes:

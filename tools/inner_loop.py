@@ -1,0 +1,167 @@
+"""The inner-loop benchmark (`make bench ARGS=--inner-loop`): how long a backend author
+waits for a verdict, with and without the warm process (backends/harness/warm_server.py).
+
+Times, in one run and in this order: one repro command, one operator module over one
+XNNPACK flow, and the same module over the four XNNPACK flows; each twice in a row cold
+(a new interpreter per run, as today) and then twice with `--warm` (the first warm run
+starts the server, the second finds it warm). Each row is set against its ideal, the
+summed durations of its tests (from the JSON report) over its workers, so the ratio says
+how much of the wait is not testing. CPU seconds are printed beside wall time (on a shared
+machine wall time is noisy): for a warm run they include the server's, read from
+/proc (the sessions and xdist workers are the server's children).
+
+The server runs in a private runtime folder, so a warm process the user may have is
+neither used nor stopped; it is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from tabulate import tabulate
+
+REPRO = "backends/suite/operators/test_add.py::test_add_same_shape[xnnpack]"
+XNNPACK_FLOWS = ("xnnpack", "xnnpack_dynamic_int8_per_channel",
+                 "xnnpack_static_int8_per_channel", "xnnpack_static_int8_per_tensor")
+
+
+def server_cpu_s(pid: int | None) -> float:
+    """CPU seconds of the server and of its children it has reaped (/proc/PID/stat
+    utime, stime, cutime, cstime); 0 when there is no such process."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def served_by(stderr: str) -> int | None:
+    for line in stderr.splitlines():
+        if line.startswith("etsuite: run in warm process "):
+            return int(line.split()[5])
+    return None
+
+
+def summed_durations(report_path: str) -> tuple[int, float]:
+    with open(report_path, encoding="utf-8") as handle:
+        tests = json.load(handle)["tests"]
+    return len(tests), sum(test.get(phase, {}).get("duration", 0.0) for test in tests
+                           for phase in ("setup", "call", "teardown"))
+
+
+class Runner:
+    """Runs pytest commands in the checkout, cold or through a private warm process."""
+
+    def __init__(self, scratch: str):
+        self.scratch = scratch
+        runtime = tempfile.mkdtemp(prefix="ewb", dir="/tmp")  # short: a socket path's limit
+        self.runtime = runtime
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+        self.env.pop("ETSUITE_WARM", None)
+        self.server: int | None = None
+        self.count = 0
+
+    def run(self, args: list[str], workers: int, warm: bool) -> dict:
+        self.count += 1
+        report = os.path.join(self.scratch, f"run{self.count}.json")
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "--json-report", f"--json-report-file={report}", *args,
+                   *(["--warm"] if warm else [])]
+        before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before_server = server_cpu_s(self.server) if warm else 0.0
+        started = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, env=self.env)
+        wall = time.monotonic() - started
+        after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after_children.ru_utime + after_children.ru_stime
+               - before_children.ru_utime - before_children.ru_stime)
+        server = served_by(done.stderr) if warm else None
+        if warm and server is None and "starting the warm process" in done.stderr:
+            server = self._listening_server()
+        if warm:
+            if server != self.server:
+                before_server = 0.0  # a new server: all of its CPU belongs to this run
+            self.server = server
+            cpu += server_cpu_s(server) - before_server
+        if not os.path.exists(report):
+            sys.exit(f"inner loop: {' '.join(args)} wrote no report (exit {done.returncode}):\n"
+                     f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        tests, summed = summed_durations(report)
+        return {"wall": wall, "cpu": cpu, "tests": tests, "ideal": summed / max(workers, 1)}
+
+    def _listening_server(self) -> int | None:
+        """The server a first warm run started (it names none): the one process whose
+        command line holds this runtime folder."""
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                        line = handle.read().decode(errors="replace")
+                except OSError:
+                    continue
+                if "warm_server" in line and self.runtime in line:
+                    return int(entry)
+        return None
+
+    def server_rss_mb(self) -> float:
+        try:
+            with open(f"/proc/{self.server}/status", encoding="ascii") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, TypeError):
+            pass
+        return 0.0
+
+    def stop(self) -> None:
+        subprocess.run([sys.executable, "-m", "pytest", "--warm-stop"], env=self.env,
+                       capture_output=True)
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+def inner_loop(module: str, workers: str, progress) -> str:
+    """The table, as markdown."""
+    n = int(workers)
+    module_path = os.path.join("backends", "suite", "operators", module)
+    four = [option for flow in XNNPACK_FLOWS for option in ("--flow", flow)]
+    cases = [
+        ("(a) one repro command", [REPRO, "--seed", "1234", "-n", "0"], 1),
+        (f"(b) {module}, one flow", [module_path, "--flow", "xnnpack", "-n", workers], n),
+        (f"(b) {module}, four XNNPACK flows", [module_path, *four, "-n", workers], n),
+    ]
+    rows = []
+    scratch = tempfile.mkdtemp(prefix="etsuite-inner-")
+    runner = Runner(scratch)
+    try:
+        for warm in (False, True):
+            for label, args, count in cases:
+                for again in (False, True):
+                    result = runner.run(args, count, warm)
+                    mode = ("warm" if warm else "cold") + (", again (c)" if again else "")
+                    if warm and not again and label == cases[0][0]:
+                        mode += " (starts the server)"
+                    rows.append([label, mode, result["tests"], count, result["wall"],
+                                 result["cpu"], result["ideal"],
+                                 result["wall"] / result["ideal"] if result["ideal"] else 0])
+                    progress(f"inner loop: {label}, {mode}: {result['wall']:.1f} s")
+        rss = runner.server_rss_mb()
+    finally:
+        runner.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    table = tabulate(rows, headers=["what", "run", "tests", "workers", "wall s", "CPU s",
+                                    "ideal s", "wall / ideal"],
+                     floatfmt=".2f", tablefmt="github")
+    return (f"{table}\n\n- ideal: the tests' summed durations (setup + call + teardown, from "
+            f"the JSON report) over the workers; targets: a warm repro command <= 5 s, the "
+            f"module over the four flows <= 1.3x its ideal\n"
+            f"- the warm process's resident memory after these runs: {rss:.0f} MB")
