@@ -83,11 +83,14 @@ def read_recipe(relative: str) -> dict:
 
 
 def needs_files(sections: Mapping[str, Mapping]) -> str | None:
-    """What a recipe needs that this suite has none of, or None."""
+    """What a recipe needs that this suite has none of (files, or a model the LLM suite
+    does not build), or None."""
     for section in ("base", "quantization"):
         for key, what in NEEDS_FILES.items():
             if sections.get(section, {}).get(key):
                 return f"{section}.{key}: needs {what}"
+    if sections.get("model", {}).get("use_attention_sink"):
+        return "model.use_attention_sink: needs a model built with an attention sink"
     return None
 
 
@@ -150,9 +153,6 @@ class LlmRecipe:
         model_settings = sections.get("model", {})
         if model_settings.get("use_kv_cache") and not transformer.params.use_kv_cache:
             return f"{self.config} is for a model with a KV cache (model.use_kv_cache)"
-        if model_settings.get("use_attention_sink"):
-            return (f"{self.config} needs a model built with an attention sink "
-                    f"(model.use_attention_sink)")
         return None
 
     def llm_config(self):
@@ -235,8 +235,6 @@ def recipe_files_without_flow(flows) -> dict[str, str]:
     for relative in recipe_files():
         sections = read_recipe(relative)
         reason = needs_files(sections)
-        if sections.get("model", {}).get("use_attention_sink"):
-            reason = "model.use_attention_sink: needs a model built with an attention sink"
         if reason is None and recipe_settings(sections) in covered:
             continue
         left[relative] = reason or "no flow has its settings"
