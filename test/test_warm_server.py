@@ -279,3 +279,33 @@ def test_changed_module_restarts_the_server_which_runs_the_new_code(runtime, pyt
     while path.exists():
         assert time.monotonic() < deadline, "the stopped server kept its socket"
         time.sleep(0.1)
+
+
+def test_benchmark_runs_through_its_private_warm_process(pytester, tmp_path):
+    """`make bench` times ours through a warm process of its own: the run is served by
+    that server, the probe still reports, and the CPU the test burns in the server's
+    children is counted (the client alone spends about 0.4-2 s)."""
+    from etsuite.tools.benchmark import run_pytest
+    from etsuite.tools.inner_loop import PrivateWarm
+
+    pytester.makepyfile(test_busy="""
+        import time
+
+        def test_busy():
+            started = time.process_time()
+            while time.process_time() - started < 4:
+                pass
+    """)
+    warm = PrivateWarm()
+    warm.env = client_env(Path(warm.runtime))
+    pid, _path = fork_server(pytester.path, warm.env)
+    try:
+        run = run_pytest("warm", ["test_busy.py", "-n", "0"], str(tmp_path), warm)
+        assert warm.server == pid
+        assert [test["outcome"] for test in run.tests] == ["passed"]
+        assert run.cpu_s >= 4, run.cpu_s
+        assert run.startup_s, "the probe did not report from the forked session"
+    finally:
+        warm.stop()
+        stop_server(pid)
+    assert not Path(warm.runtime).exists()

@@ -8,7 +8,9 @@ same machine in one run, so that the printed ratios compare like with like.
 - reference: operator modules of the suite in the installed `executorch` wheel
   (`executorch/backends/test/suite/operators`), run under that suite's own conftest;
 - ours: the very same files, copied into a temporary folder with only their import lines
-  pointed at our shim (`etsuite.backends.harness.shim`), run under our plugin.
+  pointed at our shim (`etsuite.backends.harness.shim`), run under our plugin, cold (a new
+  interpreter per run, as the reference) and, unless `--no-warm`, through a private warm
+  process started before the timed runs (`--warm`, backends/harness/warm_server.py).
 The two runs must collect the same test ids (else the benchmark stops), and the verdicts
 are compared case by case, so a speed-up cannot come from running less or judging
 differently. The runs alternate (`--repeat`), and medians of wall and CPU time are
@@ -41,7 +43,7 @@ from tabulate import tabulate
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import STAGES
-from etsuite.tools.inner_loop import inner_loop
+from etsuite.tools.inner_loop import PrivateWarm, inner_loop
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
@@ -112,20 +114,25 @@ class Run:
         return {case_key(test["nodeid"]): verdict(test) for test in self.tests}
 
 
-def run_pytest(label: str, args: list[str], scratch: str) -> Run:
+def run_pytest(label: str, args: list[str], scratch: str, warm: PrivateWarm | None = None) -> Run:
     """Run pytest in a fresh process (so each run pays its own imports), timing wall and
-    CPU (the process tree's, from the kernel's accounting of waited-for children)."""
+    CPU (the process tree's, from the kernel's accounting of waited-for children). With
+    `warm`, the run goes through that warm process (`--warm`) and its CPU includes the
+    server's share."""
     report = os.path.join(scratch, f"{label}.json")
     probe_dir = tempfile.mkdtemp(dir=scratch)
-    env = dict(os.environ, ETSUITE_BENCH_PROBE_DIR=probe_dir)
+    env = dict(warm.env if warm else os.environ, ETSUITE_BENCH_PROBE_DIR=probe_dir)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if warm:
+        warm.begin()
     started = time.monotonic()
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PROBE,
-         "--json-report", f"--json-report-file={report}", *args],
+         "--json-report", f"--json-report-file={report}", *args, *(["--warm"] if warm else [])],
         capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = warm.note_run(completed.stderr) if warm else 0.0
     if not os.path.exists(report):
         sys.exit(f"benchmark: {label} wrote no report (exit {completed.returncode}):\n"
                  f"{completed.stdout[-3000:]}{completed.stderr[-3000:]}")
@@ -136,7 +143,7 @@ def run_pytest(label: str, args: list[str], scratch: str) -> Run:
         with open(path, encoding="utf-8") as handle:
             probes.append(json.load(handle))
     workers = [p for p in probes if p["worker"] != "main"] or probes
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) + server_cpu
     return Run(label, wall, cpu, [p["peak_rss_mb"] for p in workers],
                [p["rss_after_each_test_mb"] for p in workers],
                [p["startup_s"] for p in workers if p.get("startup_s") is not None], tests)
@@ -178,9 +185,10 @@ def median(values: list[float]) -> float:
 
 
 def compare_flow(flow: str, upstream: list[str], ours: list[str], workers: str, repeat: int,
-                 scratch: str) -> tuple[list[Run], list[Run]]:
-    """Alternate the reference and ours `repeat` times on the same modules and flow."""
-    reference_runs, our_runs = [], []
+                 scratch: str, warm: PrivateWarm | None) -> tuple[list[Run], list[Run], list[Run]]:
+    """Alternate the reference, ours and (with `warm`) ours through the warm process
+    `repeat` times on the same modules and flow."""
+    reference_runs, our_runs, warm_runs = [], [], []
     for attempt in range(repeat):
         reference_runs.append(run_pytest(
             f"reference-{flow}-{attempt}",
@@ -189,9 +197,32 @@ def compare_flow(flow: str, upstream: list[str], ours: list[str], workers: str, 
             scratch))
         our_runs.append(run_pytest(f"ours-{flow}-{attempt}",
                                    [*ours, "--flow", flow, "-n", workers], scratch))
+        if warm:
+            warm_runs.append(run_pytest(f"warm-{flow}-{attempt}",
+                                        [*ours, "--flow", flow, "-n", workers], scratch, warm))
         _progress(f"{flow}: run {attempt + 1}/{repeat}: reference {reference_runs[-1].wall_s:.0f} s, "
-                  f"ours {our_runs[-1].wall_s:.0f} s")
-    return reference_runs, our_runs
+                  f"ours {our_runs[-1].wall_s:.0f} s"
+                  + (f", ours warm {warm_runs[-1].wall_s:.0f} s" if warm else ""))
+    return reference_runs, our_runs, warm_runs
+
+
+def start_warm(ours: list[str], flows: list[str], scratch: str) -> PrivateWarm:
+    """A private warm process, started and warmed by an untimed collection, so that the
+    timed warm runs measure a warm process (its start is the inner-loop benchmark's
+    subject, not this one's)."""
+    warm = PrivateWarm()
+    flow_options = [option for flow in flows for option in ("--flow", flow)]
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--collect-only", *ours, *flow_options, "--warm"],
+                          capture_output=True, text=True, env=warm.env)
+    warm.note_run(done.stderr)
+    if warm.server is None:
+        warm.stop()
+        sys.exit(f"benchmark: the warm process did not start (exit {done.returncode}):\n"
+                 f"{done.stderr[-3000:]}")
+    _progress(f"warm process {warm.server} started and warmed in {time.monotonic() - started:.0f} s")
+    return warm
 
 
 def parallel_bound_line(single: Run, parallel: Run) -> str:
@@ -284,6 +315,8 @@ def parse_args(argv):
                              "process (tools/inner_loop.py)")
     parser.add_argument("--inner-module", default="test_add.py", metavar="FILE",
                         help="the operator module of --inner-loop (default test_add.py)")
+    parser.add_argument("--no-warm", action="store_true",
+                        help="leave out the runs of ours through the warm process")
     parser.add_argument("--skip", default="",
                         help="parts to leave out: comma-separated of collection,parallel,own")
     return parser.parse_args(argv)
@@ -311,12 +344,14 @@ def main(argv: list[str] | None = None) -> int:
           f"-n {options.workers}, {options.repeat} alternating run(s) per flow\n")
     status = 0
     scratch = tempfile.mkdtemp(prefix="etsuite-bench-")
+    warm = None
     try:
         ours = copy_with_our_imports(upstream, os.path.join(scratch, "operators"))
-        rows, agreement_lines, stage_rows, last_ours = [], [], [], {}
+        warm = None if options.no_warm else start_warm(ours, flows, scratch)
+        rows, agreement_lines, stage_rows, last_ours, last_warm = [], [], [], {}, {}
         for flow in flows:
-            reference_runs, our_runs = compare_flow(flow, upstream, ours, options.workers,
-                                                    options.repeat, scratch)
+            reference_runs, our_runs, warm_runs = compare_flow(
+                flow, upstream, ours, options.workers, options.repeat, scratch, warm)
             theirs_ids = set(reference_runs[0].verdicts)
             mine_ids = set(our_runs[0].verdicts)
             if theirs_ids != mine_ids:
@@ -330,27 +365,41 @@ def main(argv: list[str] | None = None) -> int:
             agreement_lines.extend(f"  - {line}" for line in
                                    disagreement_groups(reference_runs[0], our_runs[0]))
             agreement_lines.extend(f"  - e.g. {line}" for line in differing[:15])
-            reference_wall = median([r.wall_s for r in reference_runs])
-            our_wall = median([r.wall_s for r in our_runs])
-            for label, runs in (("reference (executorch wheel suite)", reference_runs),
-                                ("ours (etsuite, same modules)", our_runs)):
+            if warm_runs:
+                same = warm_runs[0].verdicts == our_runs[0].verdicts
+                agreement_lines.append(f"  - ours through the warm process: verdicts "
+                                       f"{'identical to' if same else 'DIFFER from'} ours cold")
+                if not same:
+                    status = 1
+            labelled = [("reference (executorch wheel suite)", reference_runs),
+                        ("ours, cold (a new interpreter, as the reference)", our_runs)]
+            if warm_runs:
+                labelled.append(("ours, warm process (`--warm`)", warm_runs))
+            for label, runs in labelled:
                 rows.append([flow, label, len(runs[0].tests), median([r.wall_s for r in runs]),
                              median([r.cpu_s for r in runs]),
                              median([s for r in runs for s in r.startup_s]),
                              max((max(r.peak_rss_mb, default=0) for r in runs), default=0)])
-            rows.append([flow, "ratio ours / reference", "", our_wall / reference_wall,
-                         median([r.cpu_s for r in our_runs]) / median([r.cpu_s for r in reference_runs]),
-                         "", ""])
+            for label, runs in labelled[1:]:
+                rows.append([flow, f"ratio {label.split(' (')[0]} / reference", "",
+                             median([r.wall_s for r in runs]) / median([r.wall_s for r in reference_runs]),
+                             median([r.cpu_s for r in runs]) / median([r.cpu_s for r in reference_runs]),
+                             "", ""])
             fractions = stage_fractions(our_runs[-1])
             stage_rows.append([flow] + [f"{100 * fractions.get(stage, 0):.0f}%" for stage in STAGES])
             last_ours[flow] = our_runs[-1]
+            if warm_runs:
+                last_warm[flow] = warm_runs[-1]
         print("## Identical cases\n")
         print(tabulate(rows, headers=["flow", "harness", "tests", "wall s (median)",
                                       "CPU s (median)", "start-up s per worker",
                                       "peak RSS per worker MB"],
                        floatfmt=".2f", tablefmt="github"))
         print("\n(start-up: from a worker process's start to its first test: interpreter, "
-              "imports, collection and, for ours, the warm-up its forked test children inherit)")
+              "imports, collection and, for ours, the warm-up its forked test children inherit; "
+              "through the warm process a worker is forked from it with torch, executorch and "
+              "the warm-up already in memory, and its CPU includes the server's share; the "
+              "reference has no such mode and always starts cold)")
         print("\n" + "\n".join(agreement_lines))
         print("\n## Where our time goes (share of pipeline time per stage)\n")
         print(tabulate(stage_rows, headers=["flow", *STAGES], tablefmt="github"))
@@ -372,10 +421,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {flows[0]}: T(-n 0) {one.wall_s:.1f} s, T(-n 2) {two:.1f} s: "
                   f"T1 / (2 T2) = {one.wall_s / (2 * two):.2f} (target >= 0.85)")
             print(parallel_bound_line(one, last_ours[flows[0]]))
+            if warm and flows[0] in last_warm:
+                one_warm = run_pytest("warm-n1", [*ours, "--flow", flows[0], "-n", "0"], scratch, warm)
+                two_warm = last_warm[flows[0]].wall_s
+                print(f"- {flows[0]} through the warm process: T(-n 0) {one_warm.wall_s:.1f} s, "
+                      f"T(-n 2) {two_warm:.1f} s: T1 / (2 T2) = {one_warm.wall_s / (2 * two_warm):.2f}")
         if "own" not in skip:
             print("\n## Our own operator modules per XNNPACK flow\n")
             print(own_suites_table(names, options, scratch))
     finally:
+        if warm:
+            warm.stop()
         if options.keep:
             _progress(f"scratch folder kept: {scratch}")
         else:

@@ -59,45 +59,33 @@ def summed_durations(report_path: str) -> tuple[int, float]:
                            for phase in ("setup", "call", "teardown"))
 
 
-class Runner:
-    """Runs pytest commands in the checkout, cold or through a private warm process."""
+class PrivateWarm:
+    """A warm process of its own for a benchmark: a private runtime folder (so a server the
+    user may have is neither used nor stopped), the server's pid once a run names it, and
+    its CPU seconds so far; `stop` ends it and removes the folder."""
 
-    def __init__(self, scratch: str):
-        self.scratch = scratch
-        runtime = tempfile.mkdtemp(prefix="ewb", dir="/tmp")  # short: a socket path's limit
-        self.runtime = runtime
-        self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+    def __init__(self):
+        self.runtime = tempfile.mkdtemp(prefix="ewb", dir="/tmp")  # short: a socket path's limit
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime)
         self.env.pop("ETSUITE_WARM", None)
         self.server: int | None = None
-        self.count = 0
+        self._cpu_before = 0.0
 
-    def run(self, args: list[str], workers: int, warm: bool) -> dict:
-        self.count += 1
-        report = os.path.join(self.scratch, f"run{self.count}.json")
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   "--json-report", f"--json-report-file={report}", *args,
-                   *(["--warm"] if warm else [])]
-        before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        before_server = server_cpu_s(self.server) if warm else 0.0
-        started = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, env=self.env)
-        wall = time.monotonic() - started
-        after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after_children.ru_utime + after_children.ru_stime
-               - before_children.ru_utime - before_children.ru_stime)
-        server = served_by(done.stderr) if warm else None
-        if warm and server is None and "starting the warm process" in done.stderr:
+    def begin(self) -> None:
+        """Before a warm run: the server's CPU seconds so far."""
+        self._cpu_before = server_cpu_s(self.server)
+
+    def note_run(self, stderr: str) -> float:
+        """After a warm run: remember its server; the server CPU seconds to add to the
+        run's (all of a new server's, else what it spent since `begin`)."""
+        before = self._cpu_before
+        server = served_by(stderr)
+        if server is None and "starting the warm process" in stderr:
             server = self._listening_server()
-        if warm:
-            if server != self.server:
-                before_server = 0.0  # a new server: all of its CPU belongs to this run
-            self.server = server
-            cpu += server_cpu_s(server) - before_server
-        if not os.path.exists(report):
-            sys.exit(f"inner loop: {' '.join(args)} wrote no report (exit {done.returncode}):\n"
-                     f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
-        tests, summed = summed_durations(report)
-        return {"wall": wall, "cpu": cpu, "tests": tests, "ideal": summed / max(workers, 1)}
+        if server != self.server:
+            before = 0.0  # a new server: all of its CPU belongs to this run
+        self.server = server
+        return server_cpu_s(server) - before
 
     def _listening_server(self) -> int | None:
         """The server a first warm run started (it names none): the one process whose
@@ -113,7 +101,7 @@ class Runner:
                     return int(entry)
         return None
 
-    def server_rss_mb(self) -> float:
+    def rss_mb(self) -> float:
         try:
             with open(f"/proc/{self.server}/status", encoding="ascii") as handle:
                 for line in handle:
@@ -127,6 +115,37 @@ class Runner:
         subprocess.run([sys.executable, "-m", "pytest", "--warm-stop"], env=self.env,
                        capture_output=True)
         shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+class Runner:
+    """Runs pytest commands in the checkout, cold or through a private warm process."""
+
+    def __init__(self, scratch: str):
+        self.scratch = scratch
+        self.warm = PrivateWarm()
+        self.count = 0
+
+    def run(self, args: list[str], workers: int, warm: bool) -> dict:
+        self.count += 1
+        report = os.path.join(self.scratch, f"run{self.count}.json")
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "--json-report", f"--json-report-file={report}", *args,
+                   *(["--warm"] if warm else [])]
+        before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.warm.begin()
+        started = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, env=self.warm.env)
+        wall = time.monotonic() - started
+        after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after_children.ru_utime + after_children.ru_stime
+               - before_children.ru_utime - before_children.ru_stime)
+        if warm:
+            cpu += self.warm.note_run(done.stderr)
+        if not os.path.exists(report):
+            sys.exit(f"inner loop: {' '.join(args)} wrote no report (exit {done.returncode}):\n"
+                     f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        tests, summed = summed_durations(report)
+        return {"wall": wall, "cpu": cpu, "tests": tests, "ideal": summed / max(workers, 1)}
 
 
 def inner_loop(module: str, workers: str, progress) -> str:
@@ -154,9 +173,9 @@ def inner_loop(module: str, workers: str, progress) -> str:
                                  result["cpu"], result["ideal"],
                                  result["wall"] / result["ideal"] if result["ideal"] else 0])
                     progress(f"inner loop: {label}, {mode}: {result['wall']:.1f} s")
-        rss = runner.server_rss_mb()
+        rss = runner.warm.rss_mb()
     finally:
-        runner.stop()
+        runner.warm.stop()
         shutil.rmtree(scratch, ignore_errors=True)
     table = tabulate(rows, headers=["what", "run", "tests", "workers", "wall s", "CPU s",
                                     "ideal s", "wall / ideal"],
