@@ -42,3 +42,15 @@ def test_disagreements_are_counted_by_verdict_pair_with_our_statuses():
                          "(our subtests: pass_undelegated 1, skip_invalid 1)")
     assert len(groups) == 3
     assert sum(int(line.split(": ")[1].split()[0]) for line in groups) == len(differing)
+
+
+def test_parallel_bound_says_when_a_measurement_exceeds_it():
+    """The bound assumes the tests cost the same in both runs; when the measured efficiency
+    is above it (run-to-run variation), the line says so instead of contradicting itself."""
+    single = benchmark.Run("n0", 43.7, 40.0, [], [], startup_s=[10.0])
+    fast = benchmark.Run("n2", 24.3, 45.0, [], [], startup_s=[9.8, 9.8])
+    slow = benchmark.Run("n2", 30.0, 45.0, [], [], startup_s=[9.8, 9.8])
+    above = benchmark.parallel_bound_line(single, fast)
+    assert "at most 0.82" in above and "the measured value is above it" in above
+    within = benchmark.parallel_bound_line(single, slow)
+    assert "at most 0.82" in within and "above it" not in within
