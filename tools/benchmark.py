@@ -375,17 +375,18 @@ def main(argv: list[str] | None = None) -> int:
                                        f"{'identical to' if same else 'DIFFER from'} ours cold")
                 if not same:
                     status = 1
-            labelled = [("reference (executorch wheel suite)", reference_runs),
-                        ("ours, cold (a new interpreter, as the reference)", our_runs)]
+            # (short name for the ratio rows, full label, runs)
+            labelled = [("reference", "reference (executorch wheel suite)", reference_runs),
+                        ("ours, cold", "ours, cold (a new interpreter, as the reference)", our_runs)]
             if warm_runs:
-                labelled.append(("ours, warm process (`--warm`)", warm_runs))
-            for label, runs in labelled:
+                labelled.append(("ours, warm process", "ours, warm process (`--warm`)", warm_runs))
+            for _short, label, runs in labelled:
                 rows.append([flow, label, len(runs[0].tests), median([r.wall_s for r in runs]),
                              median([r.cpu_s for r in runs]),
                              median([s for r in runs for s in r.startup_s]),
                              max((max(r.peak_rss_mb, default=0) for r in runs), default=0)])
-            for label, runs in labelled[1:]:
-                rows.append([flow, f"ratio {label.split(' (')[0]} / reference", "",
+            for short, _label, runs in labelled[1:]:
+                rows.append([flow, f"ratio {short} / reference", "",
                              median([r.wall_s for r in runs]) / median([r.wall_s for r in reference_runs]),
                              median([r.cpu_s for r in runs]) / median([r.cpu_s for r in reference_runs]),
                              "", ""])
