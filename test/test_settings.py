@@ -100,3 +100,30 @@ def test_warm_up_says_why_it_skipped_work(pytester):
                        "-k", "test_one")
     assert alone.ret == pytest.ExitCode.OK
     assert "warm-up" not in alone.stdout.str()
+
+
+def test_warm_up_keeps_the_runtimes_cpu_probe_off_the_console(capfd):
+    """The runtime's thread pool probes the CPU the first time a process executes a program
+    and prints five lines about it on hosts without Arm's midr files (this one). The
+    warm-up is that first time in every session and worker: those lines stay off the
+    console, and anything else printed meanwhile still reaches it."""
+    import os
+    import subprocess
+    import sys
+
+    from etsuite.backends.harness import warm_up
+
+    code = ("from etsuite.backends.harness.warm_up import warm_up\n"
+            "from etsuite.backends.portable.flows import PORTABLE\n"
+            "assert warm_up([PORTABLE]) == []\n"
+            "print('warmed')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "warmed"
+    assert "[cpuinfo_utils.cpp:" not in done.stderr, done.stderr
+
+    with warm_up._runtime_chatter_kept_off_the_console():
+        os.write(2, b"[cpuinfo_utils.cpp:71] Reading file /sys/devices/soc0/image_version\n")
+        os.write(2, b"a real problem\n")
+    assert capfd.readouterr().err == "a real problem\n"

@@ -6,7 +6,11 @@ same memos the tests use."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import sys
+import tempfile
 
 import torch
 
@@ -61,7 +65,8 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
             picked.setdefault((flow.backend, flow.quantizes), flow)
     if (any(not flow.delegates for flow in flows) or not picked) and "" not in _WARMED:
         _WARMED.add("")
-        portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+        with _runtime_chatter_kept_off_the_console():
+            portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
         if portable.status is not Status.PASS:
             problems.append(f"portable path: {portable.status} at {portable.stage}: "
                             f"{portable.error.splitlines()[0] if portable.error else ''}")
@@ -77,3 +82,30 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
         except Exception as error:  # noqa: BLE001 - reported to the caller, never raised
             problems.append(f"flow {flow.name}: {type(error).__name__}: {error}".splitlines()[0])
     return problems
+
+
+# What the ExecuTorch runtime prints to the C-level stderr when its thread pool first
+# probes the CPU (on hosts without Arm's midr files): five lines per process, no news.
+RUNTIME_CHATTER = ("[cpuinfo_utils.cpp:",)
+
+
+@contextlib.contextmanager
+def _runtime_chatter_kept_off_the_console():
+    """The portable run is where this process first executes a program, so where the
+    runtime's CPU probe prints. Native stderr goes to a file meanwhile; afterwards every
+    line but that chatter is written to stderr as it was."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            kept = [line for line in caught.read().decode("utf-8", "replace").splitlines(True)
+                    if not line.startswith(RUNTIME_CHATTER)]
+            sys.stderr.write("".join(kept))
+            sys.stderr.flush()
