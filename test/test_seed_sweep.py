@@ -139,19 +139,23 @@ def test_a_sweep_declares_what_holds_at_every_seed(tmp_path, capsys):
         result, report = run_at(folder, seed)
         assert result.ret == 1, result.stdout.str()  # test_always fails at every seed
         reports.append(report)
-    stability_report_names_what_depends_on_the_seed(reports, capsys)
+    stability_report_names_what_depends_on_the_seed(seeds, reports, capsys)
     updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports)
     a_strict_entry_from_one_seed_fails_another(folder, seeds, reports)
 
 
-def stability_report_names_what_depends_on_the_seed(reports, capsys):
-    sweeps = stability.sweep_of(reports, "selftest")
+def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
+    sweeps = stability.sweep_of(list(reversed(reports)), "selftest")
     by_case = {case.split("::")[1]: s for (case, _), s in sweeps.items()}
+    # each case's seeds by value, whatever order the reports came in (202 after 3)
+    assert [o.seed for o in by_case["test_fine"].outcomes] == sorted(seeds)
+    assert sorted([202, None, 3, 30], key=stability.seed_order) == [3, 30, 202, None]
     assert by_case["test_always"].strict() and not by_case["test_always"].depends_on_seed
     assert by_case["test_fine"].passes
     for name in ("test_flips", "test_loose"):
         assert by_case[name].depends_on_seed, by_case[name]
-        assert [o.status is None for o in by_case[name].outcomes] == [False, True, False]
+        assert {o.seed: o.status is None for o in by_case[name].outcomes} == \
+            {seeds[0]: False, seeds[1]: True, seeds[2]: False}
     assert 2 < max(by_case["test_loose"].ratios) < 3.5
     # a second report of one seed (a shard, a rerun) adds nothing twice
     assert {k: len(s.outcomes) for k, s in stability.sweep_of(reports + reports[:1]).items()} \

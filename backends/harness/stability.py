@@ -204,12 +204,19 @@ def sweep_of(report_paths: list[Path], backend: str | None = None) -> dict[tuple
             if any(o.seed == outcome.seed for o in sweep.outcomes):
                 continue  # two reports of one seed ran it: the same inputs, said once
             sweep.outcomes.append(outcome)
+    for sweep in sweeps.values():
+        sweep.outcomes.sort(key=lambda o: seed_order(o.seed))
     return sweeps
 
 
 def seeds_of(sweeps: dict[tuple, CaseSweep]) -> list:
     """The seeds the sweep's outcomes came from."""
-    return sorted({o.seed for s in sweeps.values() for o in s.outcomes}, key=str)
+    return sorted({o.seed for s in sweeps.values() for o in s.outcomes}, key=seed_order)
+
+
+def seed_order(seed: int | None) -> tuple:
+    """Seeds by value (2 before 202), a report without one last."""
+    return (seed is None, seed or 0)
 
 
 def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None) -> list[CaseSweep]:
