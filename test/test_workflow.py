@@ -25,8 +25,10 @@ CPU_INDEX = {"UV_EXTRA_INDEX_URL": "https://download.pytorch.org/whl/cpu",
              "UV_INDEX_STRATEGY": "unsafe-best-match"}
 # Make targets whose tox envs install torch (the `executorch` extra of setup.cfg).
 TORCH_TARGET = re.compile(r'\bmake\s+"?(test\b|test-|check-declared\b|sweep\b)')
-# Make targets that run backend suites, which must run at the pinned seed.
+# Make targets that run backend suites, which must run at the pinned seed (but in the
+# seed sweep, whose point is other seeds).
 SUITE_TARGET = re.compile(r'\bmake\s+"?(test-|check-declared\b)')
+SEED_SWEEP_JOB = "sweep"
 
 
 def actionlint() -> str:
@@ -89,7 +91,7 @@ def seed_step(job: dict) -> str | None:
 
 def unpinned_suite_jobs(workflow: dict) -> list[str]:
     return [name for name, job in workflow["jobs"].items()
-            if runs_make(job, SUITE_TARGET) and seed_step(job) is None]
+            if name != SEED_SWEEP_JOB and runs_make(job, SUITE_TARGET) and seed_step(job) is None]
 
 
 def run_step(script: str, cwd: Path, github_env: Path, **env) -> subprocess.CompletedProcess:
@@ -198,8 +200,8 @@ def test_suite_jobs_export_the_pinned_seed(tmp_path):
     for path in WORKFLOWS:
         workflow = load(path.name)
         assert unpinned_suite_jobs(workflow) == [], path.name
-        for job in workflow["jobs"].values():
-            if runs_make(job, SUITE_TARGET):
+        for name, job in workflow["jobs"].items():
+            if name != SEED_SWEEP_JOB and runs_make(job, SUITE_TARGET):
                 result = run_step(seed_step(job), ROOT, github_env)
                 assert result.returncode == 0, result.stderr
                 assert github_env.read_text() == f"ETSUITE_SEED={seed}\n"
@@ -230,8 +232,14 @@ def test_the_sweep_tries_new_seeds_and_never_fails_the_workflow(tmp_path):
     backends = job["strategy"]["matrix"]["backend"]
     assert backends and all((ROOT / "backends" / name / "flows.py").is_file()
                             for name in backends)
+    assert job["strategy"]["matrix"]["shard"] == list(range(1, int(workflow["env"]["SHARDS"]) + 1))
     commands = scripts(job)
-    assert 'make sweep BACKEND="$BACKEND" SEEDS="$SEEDS" ARGS="--declared"' in commands
+    # The declared cases at the three seeds, every case at the first; each shard a slice.
+    assert 'make sweep BACKEND="$BACKEND" SEEDS="$SEEDS" ARGS="--declared --shard $SHARD/$SHARDS"' \
+        in commands
+    every_case = next(c for c in commands if c.startswith('make "test-$BACKEND"'))
+    assert 'SHARD="$SHARD/$SHARDS"' in every_case and "--seed ${SEEDS%% *}" in every_case
+    assert next(s for s in job["steps"] if s.get("run") == every_case).get("if") == "always()"
     # Three seeds, the same for every job of one run, none of them the pinned one.
     pick = next(c for c in commands if "SEEDS=" in c)
     github_env = tmp_path / "github_env"
@@ -252,15 +260,27 @@ def test_the_sweep_tries_new_seeds_and_never_fails_the_workflow(tmp_path):
     sweep_dir = tmp_path / "reports" / "sweep"
     sweep_dir.mkdir(parents=True)
     step_summary = tmp_path / "step_summary"
+    # The whole-suite run's markdown: only its failures go into the summary.
+    (tmp_path / "reports" / "xnnpack-shard2of4.md").write_text(
+        "# report\n\n## Failures by stage\n\n| lower | 3 |\n\n## Failures\n\n"
+        "| `test_conv3d_dtype[xnnpack-float16]` | fail_mismatch |\n\n## Slowest tests\n\n| slow |\n")
     for table, expected in (("| case | seed |\n|---|---|\n| a | 2 |\n", "| a | 2 |"),
                             ("| row |\n" * 200_000, "(cut to fit;")):
         (sweep_dir / "xnnpack-stability.md").write_text(table)
         step_summary.write_text("")
-        result = run_step(summary, tmp_path, github_env, BACKEND="xnnpack",
-                          GITHUB_STEP_SUMMARY=str(step_summary))
+        result = run_step(summary, tmp_path, github_env, BACKEND="xnnpack", SHARD="2",
+                          SHARDS="4", SEEDS="5 6 7", GITHUB_STEP_SUMMARY=str(step_summary))
         assert result.returncode == 0, result.stderr
         written = step_summary.read_text()
         assert expected in written and len(written.encode()) < 1024 * 1024
+    step_summary.write_text("")
+    (sweep_dir / "xnnpack-stability.md").unlink()
+    assert run_step(summary, tmp_path, github_env, BACKEND="xnnpack", SHARD="2", SHARDS="4",
+                    SEEDS="5 6 7", GITHUB_STEP_SUMMARY=str(step_summary)).returncode == 0
+    written = step_summary.read_text()
+    assert "The sweep wrote no stability table." in written
+    assert "## Every case at seed 5" in written and "test_conv3d_dtype[xnnpack-float16]" in written
+    assert "Slowest tests" not in written and "| lower | 3 |" not in written
 
 
 def test_the_workflows_use_one_version_of_each_action():
