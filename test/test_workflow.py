@@ -89,9 +89,14 @@ def seed_step(job: dict) -> str | None:
     return None
 
 
+def pinned_suite_jobs(workflow: dict) -> dict[str, dict]:
+    """The jobs that run backend suites and so must run at the pinned seed."""
+    return {name: job for name, job in workflow["jobs"].items()
+            if name != SEED_SWEEP_JOB and runs_make(job, SUITE_TARGET)}
+
+
 def unpinned_suite_jobs(workflow: dict) -> list[str]:
-    return [name for name, job in workflow["jobs"].items()
-            if name != SEED_SWEEP_JOB and runs_make(job, SUITE_TARGET) and seed_step(job) is None]
+    return [name for name, job in pinned_suite_jobs(workflow).items() if seed_step(job) is None]
 
 
 def run_step(script: str, cwd: Path, github_env: Path, **env) -> subprocess.CompletedProcess:
@@ -200,12 +205,11 @@ def test_suite_jobs_export_the_pinned_seed(tmp_path):
     for path in WORKFLOWS:
         workflow = load(path.name)
         assert unpinned_suite_jobs(workflow) == [], path.name
-        for name, job in workflow["jobs"].items():
-            if name != SEED_SWEEP_JOB and runs_make(job, SUITE_TARGET):
-                result = run_step(seed_step(job), ROOT, github_env)
-                assert result.returncode == 0, result.stderr
-                assert github_env.read_text() == f"ETSUITE_SEED={seed}\n"
-                checked += 1
+        for job in pinned_suite_jobs(workflow).values():
+            result = run_step(seed_step(job), ROOT, github_env)
+            assert result.returncode == 0, result.stderr
+            assert github_env.read_text() == f"ETSUITE_SEED={seed}\n"
+            checked += 1
     assert checked >= 2  # suite.yml's suite job and pr.yml's check job
     # A step that reads a broken .ci/seed fails instead of exporting it.
     (tmp_path / ".ci").mkdir()
