@@ -138,8 +138,9 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
                      "all with the same result")
         lines.append(f"- **Duplicates:** {plural(len(merged.duplicates), 'test')} seen in more "
                      f"than one run, each counted once ({agreement}; see Duplicates)")
-    lines.append(f"- **Wall time:** {seconds(sum(r.duration for r in results))} "
-                 f"(sum of test durations)")
+    lines.append(f"- **Test time:** {seconds(sum(r.duration for r in results))} "
+                 f"(sum of test durations, not wall time: each run's wall time is in the table "
+                 f"below)")
     return Section(heading=f"# {title}\n", intro="\n".join(lines) + "\n", cuttable=False)
 
 
@@ -237,7 +238,7 @@ def result_columns(rows: list[tally.FlowRow]) -> list[tuple[str, Cell]]:
 
 
 _FIXED_COLUMNS = ("backend", "flow", "tests", "correct", "correct, delegated",
-                  "delegated nodes", "wall time")
+                  "delegated nodes", "test time")
 
 
 def _count_of(column) -> Cell:
@@ -274,7 +275,7 @@ def flows_section(merged: Merged, order) -> Section:
 
     def render(items):
         headers = ["backend", "flow", "tests", "correct", "correct, delegated",
-                   "delegated nodes", *(name for name, _ in statuses), "wall time"]
+                   "delegated nodes", *(name for name, _ in statuses), "test time"]
         return table(headers, [
             [*names, row.total, of_verdicts(row.passing, row, row.pass_rate),
              of_verdicts(row.delegated_passing, row, row.delegated_pass_rate)

@@ -184,7 +184,7 @@
   function summaryHtml(shown, folded) {
     const head = [["flow", "name"], ["tests", ""], ["correct", ""], ["delegated", ""], ["failing", ""],
                   ...shown.map((i) => [`<span class="swatch" style="background:${S[i].color}"></span>${wrapAtUnderscores(S[i].name)}`, "status"]),
-                  ["pass rate", "rate"], ["wall time", ""]];
+                  ["pass rate", "rate"], ["test time", ""]];
     const width = head.length;
     const failingCell = (r) => {
       if (!folded || !r.failing) return r.failing ? `${r.failing}` : `<span class="zero">0</span>`;
