@@ -274,8 +274,7 @@ def flows_section(merged: Merged, order) -> Section:
     statuses = result_columns(rows)
 
     def render(items):
-        headers = ["backend", "flow", "tests", "correct", "correct, delegated",
-                   "delegated nodes", *(name for name, _ in statuses), "test time"]
+        headers = [*_FIXED_COLUMNS[:-1], *(name for name, _ in statuses), _FIXED_COLUMNS[-1]]
         return table(headers, [
             [*names, row.total, of_verdicts(row.passing, row, row.pass_rate),
              of_verdicts(row.delegated_passing, row, row.delegated_pass_rate)
