@@ -307,3 +307,28 @@ def test_what_a_sweep_of_one_case_declares(outcomes, floor, kind, rule):
     assert (decided.kind, decided.rule) == (kind, rule)
     if kind == "non-strict":
         assert decided.status == next(ex.Status(s) for s, _, _ in outcomes if s)
+
+
+def test_an_exact_outputs_figures_give_no_ratio_to_a_zero_bound():
+    """An integer output judged by the exact rule either matches (error ratio 0, which is
+    no distance to a bound of zero) or differs (no ratio): its figures say which seeds
+    differed, never "0x the bound"."""
+    from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
+
+    def exact_record(differs: bool) -> SubtestRecord:
+        stats = OutputStatistics(max_abs_error=1.0 if differs else 0.0,
+                                 mean_abs_error=0.01 if differs else 0.0,
+                                 error_ratio=None if differs else 0.0, rule="exact")
+        return SubtestRecord("c.py::t[f]", "c.py::t", 0, "operators", "b", "f",
+                             ex.Status.FAIL_MISMATCH if differs else ex.Status.PASS,
+                             outputs=[stats])
+
+    sweep = stability.CaseSweep("c.py::t", "f", [
+        stability.outcome_of([exact_record(differs)], seed)
+        for seed, differs in ((1, False), (2, True), (3, False))])
+    assert sweep.ratios == [float("inf")]
+    assert sweep.depends_on_seed
+    figures = sweep.figures()
+    assert "the bound" not in figures, figures
+    assert "exact outputs differ at some seeds" in figures
+    assert ex.declaration(sweep, None).kind == "non-strict"

@@ -28,6 +28,7 @@ from etsuite.backends.harness.contract.stream import (
     records_of_phases,
     stream_entries,
 )
+from etsuite.backends.harness.tolerance import EXACT
 
 # A mismatch at every seed but by less than this many times its bound is one input away
 # from passing: it is declared as a tolerance, never as a strict failure.
@@ -144,7 +145,10 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
         for stats in record.outputs:
             if not stats.judged:
                 continue
-            ratios.append(math.inf if stats.error_ratio is None else float(stats.error_ratio))
+            if stats.error_ratio is None:
+                ratios.append(math.inf)  # an exact rule found elements that differ
+            elif stats.rule != EXACT.name:  # an exact match's 0 is no distance to a bound
+                ratios.append(float(stats.error_ratio))
             if stats.sqnr_db is not None:
                 sqnrs.append(float(stats.sqnr_db))
     worst = max(ratios) if ratios else None
