@@ -14,9 +14,11 @@ from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness import stability
 from etsuite.backends.harness import sweep as sweep_cli
+from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.runner_fixture import seed_everything
 from etsuite.backends.harness.seeds import derive_seed
+from etsuite.backends.harness.tolerance import EXACT
 
 CONFTEST = """
 import dataclasses
@@ -313,12 +315,10 @@ def test_an_exact_outputs_figures_give_no_ratio_to_a_zero_bound():
     """An integer output judged by the exact rule either matches (error ratio 0, which is
     no distance to a bound of zero) or differs (no ratio): its figures say which seeds
     differed, never "0x the bound"."""
-    from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
-
     def exact_record(differs: bool) -> SubtestRecord:
         stats = OutputStatistics(max_abs_error=1.0 if differs else 0.0,
                                  mean_abs_error=0.01 if differs else 0.0,
-                                 error_ratio=None if differs else 0.0, rule="exact")
+                                 error_ratio=None if differs else 0.0, rule=EXACT.name)
         return SubtestRecord("c.py::t[f]", "c.py::t", 0, "operators", "b", "f",
                              ex.Status.FAIL_MISMATCH if differs else ex.Status.PASS,
                              outputs=[stats])
@@ -332,3 +332,44 @@ def test_an_exact_outputs_figures_give_no_ratio_to_a_zero_bound():
     assert "the bound" not in figures, figures
     assert "exact outputs differ at some seeds" in figures
     assert ex.declaration(sweep, None).kind == "non-strict"
+
+
+def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
+    """The sweep's ratios and SQNRs of a case with a [[tolerance]] were measured against
+    that tolerance: a further widening composes with it (flow f), only for the flows that
+    failed (h keeps the old rule), and goes non-strict beyond an honest total (flow g).
+    A pattern entry stays whole behind the specific one that now shadows it."""
+    tolerance = ex.Expectation("tolerance", ("f", "g", "h"), "c.py::t", "int8 edge",
+                               rule=(("bound_scale", 2.0), ("min_sqnr_db", 16.0)))
+    pattern = ex.Expectation("tolerance", ("q*",), "c.py::*", "wide", rule=(("rtol", 0.01),))
+    seen = {("c.py::t", "f"): sweep_of((None, 0.5, 30.0), ("fail_mismatch", 1.6, 14.5),
+                                       flow="f"),
+            ("c.py::t", "g"): sweep_of((None, 0.5, 30.0), ("fail_mismatch", 7.0, 17.0),
+                                       flow="g"),
+            ("c.py::t", "q1"): sweep_of((None, 0.2, None), ("fail_mismatch", 1.2, None),
+                                        flow="q1")}
+    result = ex.updated(ex.Expectations((tolerance, pattern)), seen,
+                        sqnr_floors={"f": 20.0, "g": 20.0, "h": 20.0})
+    path = tmp_path / "expectations.toml"
+    path.write_text(ex.dump(result, "b"))
+    reread = ex.load(path)
+    # f: 2 x 1.6 x 1.5 = 4.8 the flow's bound; SQNR floor 14.5 - 3 -> 11 (a 9 dB drop from
+    # 20 is too much): so f, too, goes non-strict; only the bound alone would have fitted
+    assert reread.failure("f", "c.py::t").strict is False
+    assert reread.failure("g", "c.py::t").strict is False  # 2 x 7 x 1.5 = 21 > 8
+    assert dict(reread.tolerances("h", "c.py::t")[0].values) == dict(tolerance.rule)
+    assert dict(reread.tolerances("q1", "c.py::t")[0].values) == {"rtol": 0.018,
+                                                                   "bound_scale": 1.8}
+    assert reread.tolerances("q2", "c.py::t")[0].values == (("rtol", 0.01),)
+
+    seen[("c.py::t", "f")] = sweep_of((None, 0.5, 30.0), ("fail_mismatch", 1.6, 17.5),
+                                      flow="f")
+    path.write_text(ex.dump(ex.updated(ex.Expectations((tolerance,)), seen,
+                                       sqnr_floors={"f": 20.0, "g": 20.0}), "b"))
+    reread = ex.load(path)
+    assert reread.failure("f", "c.py::t") is None
+    widened = reread.tolerances("f", "c.py::t")[0]
+    assert dict(widened.values) == {"bound_scale": 4.8, "min_sqnr_db": 16.0}  # 2 x 2.4
+    assert "widened again" in widened.reason and widened.reason.startswith("int8 edge")
+    assert dict(reread.tolerances("h", "c.py::t")[0].values) == dict(tolerance.rule)
+    assert dict(reread.tolerances("g", "c.py::t")[0].values) == dict(tolerance.rule)

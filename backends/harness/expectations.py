@@ -297,7 +297,9 @@ def observe(report_paths: list[Path], backend: str) -> dict[tuple[str, str], Cas
 class Declaration:
     """What one case of one flow should be declared as, from its sweep."""
 
-    kind: str                       # "pass" (nothing), "strict", "tolerance", "non-strict"
+    # "pass" (nothing), "strict", "tolerance", "non-strict", "keep" (what is declared), or
+    # "retolerance" (the case's own [[tolerance]] widened again; see `_rederived`)
+    kind: str
     status: Status | None = None    # for strict / non-strict: the failure's status
     rule: tuple = ()                # for tolerance: ((field, value), ...)
     figures: str = ""               # the measured range, for the reason
@@ -351,10 +353,11 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
 
 
 def _round_up(value: float) -> float:
-    """Two significant digits, never below `value`."""
+    """Two significant digits, never below `value` (beyond float noise: 0.01 x 1.8 is
+    0.018, not 0.019)."""
     digits = 1 - math.floor(math.log10(value))
     rounded = round(value, digits)
-    return rounded if rounded >= value else round(rounded + 10.0 ** -digits, digits)
+    return rounded if rounded >= value * (1 - 1e-9) else round(rounded + 10.0 ** -digits, digits)
 
 
 def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
@@ -366,19 +369,26 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
     way at every seed stays (its status updated); one that names a case whose verdict
     depends on the seed is split, that case getting a [[tolerance]] or a non-strict
     [[fail]] entry of its own (see `declaration`); a new failure gets an entry whose
-    reason starts TODO explain. Skips, must_delegate and existing tolerance entries stay.
+    reason starts TODO explain. A case that fails under its own [[tolerance]] at some
+    seeds gets that rule widened again from the sweep (`_rederived`), or, beyond an
+    honest widening, a non-strict [[fail]]. Skips and must_delegate entries stay.
     Failures that `elsewhere` (the flows' own entries, e.g. a host-dependent file)
     declares get no entry here. `sqnr_floors` maps a quantizing flow to its least SQNR;
     `add_new=False` (a secondary file) re-derives the entries only."""
     floors = sqnr_floors or {}
-    decided = {key: declaration(sweep, floors.get(key[1])) for key, sweep in seen.items()
-               if elsewhere.failure(key[1], key[0]) is None}
-    tolerated = {(e.case, f) for e in current.entries if e.kind == "tolerance" for f in e.flows}
-    # A case with a tolerance of its own already keeps it and is not given a second one
-    # (its error ratios were measured, at some seeds, against the widened rule).
-    decided = {key: (replace(d, kind="keep", rule=())
-                     if d.kind == "tolerance" and key in tolerated else d)
-               for key, d in decided.items()}
+    # A case's own [[tolerance]] judged its outputs: its ratios and SQNRs were measured
+    # against that rule, so the widening is decided against it and composed with it.
+    own = {key: current.first("tolerance", key[1], key[0]) for key in seen}
+    decided = {}
+    for key, sweep in seen.items():
+        if elsewhere.failure(key[1], key[0]) is not None:
+            continue
+        entry = own[key]
+        applied = dict(entry.rule).get("min_sqnr_db", floors.get(key[1])) if entry \
+            else floors.get(key[1])
+        decided[key] = declaration(sweep, applied)
+        if entry is not None and decided[key].kind == "tolerance":
+            decided[key] = _rederived(entry, decided[key], floors.get(key[1]))
     owner = {key: current.failure(key[1], key[0]) for key in decided}
     fails: list[Expectation] = []
     tolerances: list[Expectation] = []
@@ -395,15 +405,70 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
                 entry = replace(entry, status=statuses.pop())
             fails.append(entry)
             continue
-        if all(d.kind == "pass" for d in mine.values()):
-            continue  # every case it names passes at every seed
+        if all(d.kind in ("pass", "retolerance") for d in mine.values()):
+            continue  # every case it names passes at every seed (or under a wider tolerance)
         # Split: each observed case gets what its sweep says, with this entry's reason.
         fails.extend(_entries_for(mine, entry.reason, tolerances))
     explained = {key for key, entry in owner.items() if entry is not None}
     fresh = {key: d for key, d in decided.items() if key not in explained and add_new}
     fails.extend(_entries_for(fresh, None, tolerances))
-    others = [e for e in current.entries if e.kind not in ("fail",)]
+    others = []
+    for entry in current.entries:
+        if entry.kind == "fail":
+            continue
+        widened = {key: d for key, d in decided.items()
+                   if d.kind == "retolerance" and own[key] is entry}
+        others.extend(_widened_entries(entry, widened) if widened else [entry])
     return Expectations(tuple(fails + others + tolerances))
+
+
+# The rule fields a bound is linear in: widening a bound k times multiplies each by k.
+LINEAR_BOUND_FIELDS = ("atol", "rtol", "range_fraction", "steps")
+
+
+def _rederived(entry: Expectation, decided: Declaration, flow_floor: float | None) -> Declaration:
+    """A case that failed under its own [[tolerance]] `entry` at some seeds, and that a
+    further widening (`decided.rule`, measured against that entry's rule) explains: the
+    entry's rule widened by it ("retolerance"), or non-strict when the total goes beyond
+    an honest widening (MAX_BOUND_SCALE, MAX_SQNR_DROP_DB under the flow's floor)."""
+    rule, extra = dict(entry.rule), dict(decided.rule)
+    scale = extra.get(BOUND_SCALE)
+    if scale is not None:
+        for name in LINEAR_BOUND_FIELDS:
+            if name in rule:
+                rule[name] = _round_up(rule[name] * scale)
+        rule[BOUND_SCALE] = _round_up(rule.get(BOUND_SCALE, 1.0) * scale)
+    if "min_sqnr_db" in extra:
+        rule["min_sqnr_db"] = extra["min_sqnr_db"]
+    too_wide = rule.get(BOUND_SCALE, 1.0) > MAX_BOUND_SCALE or (
+        flow_floor is not None and "min_sqnr_db" in rule
+        and flow_floor - rule["min_sqnr_db"] > MAX_SQNR_DROP_DB)
+    if too_wide:
+        return replace(decided, kind="non-strict", status=Status.FAIL_MISMATCH, rule=())
+    return replace(decided, kind="retolerance", rule=tuple(rule.items()))
+
+
+def _widened_entries(entry: Expectation, widened: dict) -> list[Expectation]:
+    """`entry` with the cases and flows in `widened` ({(case, flow): retolerance}) moved
+    to entries of their own, placed before it (the first matching tolerance wins). An
+    entry whose case or flows are patterns stays whole: the new ones shadow it."""
+    grouped: dict[tuple, list[str]] = {}
+    for (case, flow), d in sorted(widened.items()):
+        grouped.setdefault((case, d.rule, d.figures), []).append(flow)
+    base = MEASURED.sub("", entry.reason)
+    moved = [replace(entry, flows=tuple(flows), case=case, rule=rule, source="",
+                     reason=f"{base} [input-dependent, bound widened again from a sweep "
+                            f"that failed under {_describe(entry.rule)}: {figures}]")
+             for (case, rule, figures), flows in grouped.items()]
+    literal = not any(c in text for text in (entry.case, *entry.flows) for c in "*?")
+    if not literal:
+        return moved + [entry]
+    left = tuple(f for f in entry.flows if (entry.case, f) not in widened)
+    return moved + ([replace(entry, flows=left)] if left else [])
+
+
+def _describe(rule: tuple) -> str:
+    return ", ".join(f"{name} {value:g}" for name, value in rule)
 
 
 # The figures a sweep appends to a reason; a later sweep replaces them, not adds to them.
@@ -416,8 +481,8 @@ def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Ex
     new failure, whose reason says TODO explain)."""
     grouped: dict[tuple, list[str]] = {}
     for (case, flow), d in sorted(decided.items()):
-        if d.kind in ("pass", "keep"):
-            continue
+        if d.kind in ("pass", "keep", "retolerance"):
+            continue  # (a retolerance rewrites its own [[tolerance]] entry)
         grouped.setdefault((case, d.kind, d.status, d.rule, d.figures if d.kind != "strict"
                             else "", d.error if reason is None else ""), []).append(flow)
     fails = []
