@@ -38,7 +38,7 @@ from pathlib import Path
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.stability import CaseSweep, sweep_of
-from etsuite.backends.harness.tolerance import BOUND_SCALE, OVERRIDE_FIELDS, Override
+from etsuite.backends.harness.tolerance import BOUND_SCALE, LINEAR_BOUND_FIELDS, OVERRIDE_FIELDS, Override
 
 FILE_NAME = "expectations.toml"
 KINDS = ("fail", "skip", "must_delegate", "tolerance")
@@ -420,10 +420,6 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
                    if d.kind == "retolerance" and own[key] is entry}
         others.extend(_widened_entries(entry, widened) if widened else [entry])
     return Expectations(tuple(fails + others + tolerances))
-
-
-# The rule fields a bound is linear in: widening a bound k times multiplies each by k.
-LINEAR_BOUND_FIELDS = ("atol", "rtol", "range_fraction", "steps")
 
 
 def _rederived(entry: Expectation, decided: Declaration, flow_floor: float | None) -> Declaration:

@@ -79,6 +79,8 @@ RULE_FIELDS = tuple(f.name for f in fields(Tolerance) if f.name != "name")
 # range_fraction and steps times `bound_scale`): what a seed sweep measures is the worst
 # error in units of that bound (`error_ratio`), so the scale it writes is exact.
 BOUND_SCALE = "bound_scale"
+# The rule fields a bound is linear in: scaling a bound k times multiplies each by k.
+LINEAR_BOUND_FIELDS = ("atol", "rtol", "range_fraction", "steps")
 OVERRIDE_FIELDS = RULE_FIELDS + (BOUND_SCALE,)
 
 FP32 = Tolerance()
@@ -139,9 +141,9 @@ class RuleBook:
                 values = dict(override.values)
                 scale = values.pop(BOUND_SCALE, None)
                 if scale is not None:
-                    rule = replace(rule, atol=rule.atol * scale, rtol=rule.rtol * scale,
-                                   range_fraction=rule.range_fraction * scale,
-                                   steps=None if rule.steps is None else rule.steps * scale)
+                    rule = replace(rule, **{
+                        name: getattr(rule, name) * scale for name in LINEAR_BOUND_FIELDS
+                        if getattr(rule, name) is not None})
                 return replace(rule, name=f"{rule.name}, override {override.source}",
                                **values)
         return rule
