@@ -142,7 +142,7 @@ def test_a_sweep_declares_what_holds_at_every_seed(tmp_path, capsys):
         assert result.ret == 1, result.stdout.str()  # test_always fails at every seed
         reports.append(report)
     stability_report_names_what_depends_on_the_seed(seeds, reports, capsys)
-    updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports)
+    updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports, capsys)
     a_strict_entry_from_one_seed_fails_another(folder, seeds, reports)
 
 
@@ -171,7 +171,8 @@ def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
     assert sweep_cli.main([str(reports[1])]) == 0  # one seed: nothing can depend on it
 
 
-def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports):
+def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports,
+                                                                 capsys):
     result = ex.updated(ex.Expectations(), ex.observe(reports, "selftest"))
     by_case = {(e.kind, e.case.split("::")[1]): e for e in result.entries}
     always = by_case[("fail", "test_always")]
@@ -193,9 +194,11 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
     loaded = ex.load(folder.path / "expectations.toml")
     assert [(e.kind, e.strict, e.rule) for e in loaded.entries] == \
         [(e.kind, e.strict, e.rule) for e in result.entries]
+    reruns = []
     for seed in seeds:
         rerun, report = run_at(folder, seed)
         assert rerun.ret == 0, rerun.stdout.str()
+        reruns.append(report)
         tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
         flips_record = records_of_test(tests["test_flips[noisy]"])[0]
         assert flips_record["declared_strict"] is False
@@ -203,6 +206,14 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
         always_record = records_of_test(tests["test_always[noisy]"])[0]
         assert always_record["status"] == "xfail"
         assert always_record["observed_status"] == "fail_mismatch"
+    # The sweep of the reruns: what moves with the seed is declared so, listed apart,
+    # and no longer news (exit 0).
+    assert sweep_cli.main([str(r) for r in reruns]) == 0
+    out = capsys.readouterr().out
+    assert "## Verdict depends on the seed" not in out
+    declared = out.split("## Declared non-strict, verdict depends on the seed")[1]
+    assert "`test_cases.py::test_flips` | noisy" in declared
+    assert "test_always" not in declared and "test_loose" not in declared
     (folder.path / "expectations.toml").unlink()
 
 

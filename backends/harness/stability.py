@@ -52,6 +52,9 @@ class SeedOutcome:
     error: str = ""             # that failure's first line
     worst_ratio: float | None = None   # over every output; inf: an exact output differed
     least_sqnr: float | None = None
+    # A non-strict [[fail]] entry named it (its verdict may move with the inputs by
+    # declaration, so a move is no news).
+    declared_non_strict: bool = False
 
 
 @dataclass
@@ -72,6 +75,11 @@ class CaseSweep:
     def depends_on_seed(self) -> bool:
         """Passed at one seed and failed at another, or failed differently."""
         return len(self.statuses) > 1
+
+    @property
+    def declared_non_strict(self) -> bool:
+        """Every seed's records were declared input-dependent (a non-strict entry)."""
+        return all(o.declared_non_strict for o in self.outcomes)
 
     @property
     def ratios(self) -> list[float]:
@@ -153,13 +161,15 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
                 sqnrs.append(float(stats.sqnr_db))
     worst = max(ratios) if ratios else None
     least = min(sqnrs) if sqnrs else None
+    non_strict = any(r.declared_strict is False for r in records)
     if failing:
         record, status = failing[0]
-        return SeedOutcome(seed, status, error_headline(record.error or ""), worst, least)
+        return SeedOutcome(seed, status, error_headline(record.error or ""), worst, least,
+                           non_strict)
     if any(s is Status.XFAIL for s in statuses):  # an old report: no observed_status
-        return SeedOutcome(seed, Status.XFAIL, "", worst, least)
+        return SeedOutcome(seed, Status.XFAIL, "", worst, least, non_strict)
     if any(s in PASSING or s is Status.XPASS for s in statuses):
-        return SeedOutcome(seed, None, "", worst, least)
+        return SeedOutcome(seed, None, "", worst, least, non_strict)
     return None
 
 
@@ -223,32 +233,40 @@ def seed_order(seed: int | None) -> tuple:
     return (seed is None, seed or 0)
 
 
-def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None) -> list[CaseSweep]:
+def seed_dependent(sweeps: dict[tuple, CaseSweep], floors: dict | None = None,
+                   declared: bool = False) -> list[CaseSweep]:
     """The cases whose verdict depends on the seed, or would at a seed not swept (a
-    mismatch just beyond its bound). `floors`: each quantizing flow's least SQNR."""
+    mismatch just beyond its bound). `floors`: each quantizing flow's least SQNR.
+    `declared`: those a non-strict entry already names (news only when False)."""
     floors = floors or {}
     return [s for _, s in sorted(sweeps.items())
-            if s.depends_on_seed or s.near_bound(floors.get(s.flow))]
+            if (s.depends_on_seed or s.near_bound(floors.get(s.flow)))
+            and s.declared_non_strict == declared]
 
 
 def markdown(sweeps: dict[tuple, CaseSweep], seeds: list, floors: dict | None = None) -> str:
-    """The sweep in one page: counts, then each case whose verdict depends on the seed,
-    then those whose verdict held but whose margin moved by more than MARGIN_SPREAD."""
+    """The sweep in one page: counts, then each case whose verdict depends on the seed
+    (undeclared, then those a non-strict entry names), then those whose verdict held but
+    whose margin moved by more than MARGIN_SPREAD."""
     floors = floors or {}
     dependent = seed_dependent(sweeps, floors)
+    declared = seed_dependent(sweeps, floors, declared=True)
     moving = [s for _, s in sorted(sweeps.items())
-              if s not in dependent and s.margin_moves and not s.passes]
+              if s not in dependent + declared and s.margin_moves and not s.passes]
     moving += [s for _, s in sorted(sweeps.items()) if s.passes and s.margin_moves
                and max(s.ratios) >= 0.7]
     stable_fail = sum(s.strict(floors.get(s.flow)) for s in sweeps.values())
     lines = [f"# Seed sweep: {len(sweeps)} cases x flows at seeds "
              f"{', '.join(map(str, seeds))}", "",
-             f"- one verdict at every seed: {len(sweeps) - len(dependent)} "
+             f"- one verdict at every seed: {len(sweeps) - len(dependent) - len(declared)} "
              f"({sum(s.passes for s in sweeps.values())} pass, {stable_fail} fail the same "
              f"way, clear of their bound)",
              f"- the verdict depends on the seed (or a mismatch within {CLEAR_RATIO}x of its "
-             f"bound): {len(dependent)}", ""]
+             f"bound): {len(dependent)}",
+             f"- the same, already declared non-strict (input-dependent; never fails a run): "
+             f"{len(declared)}", ""]
     for title, rows in (("Verdict depends on the seed", dependent),
+                        ("Declared non-strict, verdict depends on the seed", declared),
                         (f"Verdict held, margin moved more than {MARGIN_SPREAD}x", moving)):
         if not rows:
             continue

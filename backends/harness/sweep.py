@@ -1,8 +1,8 @@
 """`python -m etsuite.backends.harness.sweep REPORT... [--output FILE.md]` (the last step of
 `make sweep`): which verdicts of a seed sweep's reports, one run per seed, depend on the
 seed. Prints the markdown of `stability.markdown`; exit 1 when a verdict depends on the
-seed (or a mismatch sits just beyond its bound), 0 when every case had one verdict at
-every seed, 2 on bad input."""
+seed (or a mismatch sits just beyond its bound) and no non-strict entry declares it so,
+0 otherwise (those declared are listed apart), 2 on bad input."""
 
 from __future__ import annotations
 
