@@ -14,6 +14,7 @@ from etsuite.backends.harness.contract.record import error_headline
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.registry import builtin_flows
+from etsuite.tools import summary
 
 EXPECTATIONS = """\
 # known gaps of the self-test flows
@@ -118,7 +119,7 @@ def test_load_keeps_order_and_line_numbers(tmp_path):
     data = ex.load(write(tmp_path, EXPECTATIONS), "x.toml")
     fails = [e for e in data.entries if e.kind == "fail"]
     assert [e.source for e in fails] == ["x.toml:2", "x.toml:8", "x.toml:14"]
-    assert fails[0].status is Status.FAIL_MISMATCH
+    assert fails[0].statuses == (Status.FAIL_MISMATCH,)
     assert data.skip("shifting", "a.py::test_skipped[big]").reason == "too large for this backend"
     assert data.skip("shifting", "a.py::test_skipped[small]") is None
     assert data.failure("xnnpack", "a.py::test_fails_at_run") is None  # other flow
@@ -210,7 +211,7 @@ def test_strict_expectations_end_to_end(pytester):
     assert status["test_must_delegate[shifting]"] == "fail_lower"
     assert status["test_skipped[shifting-big]"] == "skip_unsupported"
     text = result.stdout.str()
-    assert "expected fail_lower (expectations.toml:8), got fail_mismatch" in text
+    assert "expected fail_lower (expectations.toml:8), but subtest 0 ended fail_mismatch" in text
     assert "expected fail_mismatch (expectations.toml:14), but it passed: delete that entry" in text
     assert "must be delegated (expectations.toml:25" in text
     assert result.ret == 1
@@ -228,12 +229,12 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     fails = {e.case: e for e in result.entries if e.kind == "fail"}
     # kept with its hand-written reason; status corrected; the fixed one removed.
     assert fails["*::test_fails_at_run"].reason == "outputs shifted on purpose"
-    assert fails["*::test_wrong_status"].status is Status.FAIL_MISMATCH
+    assert fails["*::test_wrong_status"].statuses == (Status.FAIL_MISMATCH,)
     assert fails["*::test_wrong_status"].reason == "believed to fail when lowering"
     assert "*::test_fixed" not in fails
     # the must_delegate failure is new: an entry with the error as a reason to edit.
     new = fails["test_cases.py::test_must_delegate"]
-    assert new.flows == ("shifting",) and new.status is Status.FAIL_LOWER
+    assert new.flows == ("shifting",) and new.statuses == (Status.FAIL_LOWER,)
     assert new.reason.startswith("TODO explain: must be delegated")
     assert [e.kind for e in result.entries].count("skip") == 1
     # a failure the flow declares elsewhere (a host-dependent file) gets no entry here
@@ -243,8 +244,8 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
         e.case for e in ex.updated(current, ex.observe([report], "selftest"), elsewhere).entries}
     # what it writes reads back the same
     again = ex.load(write(tmp_path, ex.dump(result, "selftest")))
-    assert [(e.kind, e.flows, e.case, e.status, e.reason) for e in again.entries] == \
-        [(e.kind, e.flows, e.case, e.status, e.reason) for e in sorted(
+    assert [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in again.entries] == \
+        [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in sorted(
             result.entries, key=lambda e: ex.KINDS.index(e.kind))]
 
 
@@ -389,3 +390,175 @@ def test_a_lost_child_and_a_finished_test_take_one_verdict_path(pytester):
     for line in (d["xfail"] for d in decided):
         assert line in text  # pytest's short summary shows the same reason for both
     assert result.ret == 0
+
+
+# One [[fail]] entry covers exactly the statuses it names: a test whose subtests fail in
+# two ways (a shifted output and a runtime that aborts the process) under an entry that
+# names only the mismatch fails, in either order, and names the crash.
+COVERING_EXPECTATIONS = """\
+[[fail]]
+flows = ["faulty"]
+case = "*::test_mismatch_then_crash"
+status = "fail_mismatch"
+reason = "outputs shifted on purpose"
+
+[[fail]]
+flows = ["faulty"]
+case = "*::test_crash_then_mismatch"
+status = "fail_mismatch"
+reason = "outputs shifted on purpose"
+
+[[fail]]
+flows = ["faulty"]
+case = "*::test_both_named"
+status = ["fail_mismatch", "fail_crash"]
+reason = "outputs shifted on purpose, and the runtime aborts on four elements"
+
+[[fail]]
+flows = ["lowered_only"]
+case = "*::test_lowers"
+status = "fail_lower"
+reason = "believed not to lower (it does: stale, and this host can tell)"
+
+[[fail]]
+flows = ["lowered_only"]
+case = "*::test_not_checkable"
+status = "fail_run"
+reason = "believed to fail on the device (this host cannot tell)"
+"""
+
+COVERING_CONFTEST = """
+import dataclasses
+import os
+from pathlib import Path
+
+from etsuite.backends.harness.expectations import load
+from etsuite.backends.portable.flows import PORTABLE
+
+
+@dataclasses.dataclass(frozen=True)
+class FaultyRuntime:
+    inner: object
+    name: str = "faulty"
+
+    def missing(self, program):
+        return self.inner.missing(program)
+
+    def load(self, program):
+        return self.inner.load(program)
+
+    def execute(self, loaded, inputs):
+        outputs = self.inner.execute(loaded, inputs)
+        if inputs[0].numel() == 4:
+            os.abort()
+        return [o + 1.0 for o in outputs]
+
+
+@dataclasses.dataclass(frozen=True)
+class NoRuntime:
+    name: str = "none"
+
+    def missing(self, program):
+        return "no runtime for this backend on this host"
+
+
+def pytest_etsuite_flows(config):
+    data = load(Path(__file__).parent / "expectations.toml", "expectations.toml")
+    return [dataclasses.replace(PORTABLE, name="faulty", backend="selftest", expectations=data,
+                                runtime=FaultyRuntime(PORTABLE.runtime)),
+            dataclasses.replace(PORTABLE, name="lowered_only", backend="selftest",
+                                expectations=data, runtime=NoRuntime())]
+"""
+
+COVERING_TESTS = """
+import torch
+
+SHIFTED, ABORTS = (torch.randn(3, 2),), (torch.randn(4),)
+
+
+def test_mismatch_then_crash(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), SHIFTED)
+    test_runner.lower_and_run_model(torch.nn.ReLU(), ABORTS)
+
+
+def test_crash_then_mismatch(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), ABORTS)
+    test_runner.lower_and_run_model(torch.nn.ReLU(), SHIFTED)
+
+
+def test_both_named(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), SHIFTED)
+    test_runner.lower_and_run_model(torch.nn.ReLU(), ABORTS)
+
+
+def test_lowers(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), SHIFTED)
+
+
+def test_not_checkable(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), SHIFTED)
+"""
+
+
+def test_an_entry_covers_only_the_statuses_it_names(pytester):
+    """The crash is never absorbed by the mismatch's entry, whichever subtest comes
+    first; an entry that names both holds. A fail_lower entry on a case that now lowers
+    is stale even where nothing can run it; a fail_run entry there is not checkable."""
+    pytester.makeconftest(COVERING_CONFTEST)
+    (pytester.path / "expectations.toml").write_text(COVERING_EXPECTATIONS)
+    pytester.makepyfile(test_cases=COVERING_TESTS)
+    report = pytester.path / "r.json"
+    result = run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                        "--isolation", "fork", "--json-report", f"--json-report-file={report}",
+                        "-k", "(faulty and not lowers and not checkable) or "
+                              "(lowered_only and (lowers or checkable))")
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
+    outcomes = {name: t["outcome"] for name, t in tests.items()}
+    assert outcomes == {
+        "test_mismatch_then_crash[faulty]": "failed", "test_crash_then_mismatch[faulty]": "failed",
+        "test_both_named[faulty]": "xfailed", "test_lowers[lowered_only]": "failed",
+        "test_not_checkable[lowered_only]": "skipped"}, result.stdout.str()[-3000:]
+    text = result.stdout.str()
+    for name, crashed in (("test_mismatch_then_crash", 1), ("test_crash_then_mismatch", 0)):
+        records = records_of_test(tests[f"{name}[faulty]"])
+        by_status = {r["status"]: r for r in records}
+        assert by_status["fail_crash"]["subtest"] == crashed, records  # kept, not xfail
+        assert f"but subtest {crashed} ended fail_crash" in text
+        if crashed == 1:  # the mismatch ran first: it is the declared failure it is
+            assert by_status["xfail"]["observed_status"] == "fail_mismatch"
+    both = records_of_test(tests["test_both_named[faulty]"])
+    assert [(r["status"], r["observed_status"]) for r in both] == [
+        ("xfail", "fail_mismatch"), ("xfail", "fail_crash")]
+    (stale,) = records_of_test(tests["test_lowers[lowered_only]"])
+    assert (stale["status"], stale["observed_status"]) == ("xpass", "lowered_not_run")
+    assert "expected fail_lower (expectations.toml:19), but it quantized, lowered and " \
+           "serialized" in text
+    (unchecked,) = records_of_test(tests["test_not_checkable[lowered_only]"])
+    assert (unchecked["status"], unchecked["declared_by"]) == ("lowered_not_run",
+                                                                "expectations.toml:25")
+    assert result.ret == 1
+    # The summary counts what this host could check of the declared failures, and what not.
+    assert summary.main([str(report), "--output", str(pytester.path / "s.md")]) == 0
+    assert "- **Declared failures:** 4 checked on this host, 1 not checkable on this host " \
+           "(selftest 1: lowered but not run, or the flow is unavailable)" in \
+           (pytester.path / "s.md").read_text()
+
+
+def test_a_fail_entry_reads_one_status_or_a_list(tmp_path):
+    listed = ex.load(write(tmp_path, '[[fail]]\nflows = ["f"]\ncase = "c"\nreason = "r"\n'
+                                     'status = ["fail_run", "fail_crash"]\n'))
+    (entry,) = listed.entries
+    assert entry.statuses == (Status.FAIL_RUN, Status.FAIL_CRASH)
+    assert entry.covers(Status.FAIL_CRASH) and not entry.covers(Status.FAIL_MISMATCH)
+    assert ex.load(write(tmp_path, ex.dump(listed, "b"))).entries[0].statuses == entry.statuses
+    for bad, said in (('[]', "needs a 'status'"), ('["fail_run", "fail_run"]', "listed twice"),
+                      ('["fail_run", "xpass"]', "'xpass' is not a failure"),
+                      ('"fail_nothing"', "unknown status 'fail_nothing'")):
+        with pytest.raises(ex.ExpectationsError, match=said):
+            ex.load(write(tmp_path, f'[[fail]]\nflows = ["f"]\ncase = "c"\nreason = "r"\n'
+                                    f'status = {bad}\n'))
+    # An entry without statuses (a flow defined in code) covers any stage's failure, but
+    # never a crash or a timeout.
+    anything = ex.Expectation("fail", ("f",), "c", "r")
+    assert anything.covers(Status.FAIL_LOWER) and anything.covers(Status.FAIL_MISMATCH)
+    assert not anything.covers(Status.FAIL_CRASH) and not anything.covers(Status.FAIL_TIMEOUT)

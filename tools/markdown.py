@@ -123,6 +123,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
         + (f" ({delegated} of {passing + failing} tests with a verdict: outputs match and a "
            f"backend took the computation; the portable baseline's passes are not counted)"
            if rate is not None else ""),
+        *_declared_lines(results),
         f"- **Seeds:** {_seeds(merged.runs)}",
         f"- **Versions:** torch {_distinct(r.version('torch') for r in merged.runs)}, "
         f"executorch {_distinct(r.version('executorch') for r in merged.runs)}",
@@ -150,6 +151,19 @@ def _left_out(total: tally.FlowRow) -> str:
     if not found:
         return ""
     return f"; {sum(n for _, n in found)} without one: {in_words(found)}"
+
+
+def _declared_lines(results) -> list[str]:
+    """How many declared failures this host checked, and how many it could not."""
+    unchecked = tally.declared_unchecked(results)
+    checked = tally.declared_checked(results)
+    if not unchecked and not checked:
+        return []
+    per_backend = ", ".join(f"{b} {n}" for b, n in sorted(unchecked.items()))
+    return [f"- **Declared failures:** {checked} checked on this host, "
+            f"{sum(unchecked.values())} not checkable on this host"
+            + (f" ({per_backend}: lowered but not run, or the flow is unavailable)"
+               if unchecked else "")]
 
 
 def _non_strict_note(count: int) -> str:

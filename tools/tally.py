@@ -515,6 +515,22 @@ def non_strict(results: list[TestResult], order: list[FlowKey]) -> list[Declared
             for result in found]
 
 
+def declared_unchecked(results: list[TestResult]) -> Counter:
+    """{backend: tests of a declared [[fail]] case that this host could not check}: every
+    subtest ended without a verdict (lowered but not run, unavailable), so the entry
+    (a fail_load, fail_run or fail_mismatch of a flow that does not execute here) was
+    neither confirmed nor found stale."""
+    return Counter(r.backend or "?" for r in results
+                   if any(x.declared_by for x in r.records)
+                   and r.status in (Status.LOWERED_NOT_RUN, Status.UNAVAILABLE))
+
+
+def declared_checked(results: list[TestResult]) -> int:
+    """Tests of a declared [[fail]] case whose entry this run confirmed or found stale."""
+    return sum(1 for r in results if any(x.declared_by for x in r.records)
+               and r.status not in (Status.LOWERED_NOT_RUN, Status.UNAVAILABLE))
+
+
 # ---------------------------------------------------------------- stateful programs
 
 @dataclass

@@ -73,7 +73,7 @@ def is_declared(expectations: Expectations, flow: str, case: str,
     case of this flow. Only the first [[fail]] entry that matches counts: it is the one
     that decides."""
     failure = expectations.failure(flow, case)
-    if failure is not None and ("fail" in wanted or str(failure.status) in wanted):
+    if failure is not None and ("fail" in wanted or any(s.value in wanted for s in failure.statuses)):
         return True
     return any(e.kind in wanted and e.kind != "fail" and e.applies(flow, case)
                for e in expectations.entries)

@@ -6,6 +6,7 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
     case = "backends/suite/operators/test_pad.py::test_pad_negative*"  # on the case id
     status = "fail_run"            # the status it fails with (the stage follows from it)
     reason = "portable constant_pad_nd rejects negative padding (error 0x12)"
+    # status = ["fail_mismatch", "fail_crash"]   a test whose subtests fail in more ways
 
     [[skip]]                       # not run at all (skip_unsupported)
     [[must_delegate]]              # a pass_undelegated here is a failure (a silent fallback)
@@ -17,9 +18,13 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
     reason = "int8 log of small probabilities saturates: a recipe limit, not a kernel bug"
 
 The case id is the test's node id without the flow, with its other parameters, e.g.
-`backends/suite/operators/test_add.py::test_add_dtype[float16]`. A failing case that
-passes, or fails with another status, fails the run with a message that names the entry
-(`file:line`) to change. `make update-expectations BACKEND=<name>`
+`backends/suite/operators/test_add.py::test_add_dtype[float16]`. A [[fail]] entry covers
+exactly the statuses it names: every failing subtest of the test must end with one of
+them, so a second subtest that starts crashing is never absorbed by the first one's
+`fail_mismatch`. A strict entry whose case passes, or fails with a status it does not
+name, or gets past the stage it names on a host that cannot run the program (a
+`fail_lower` that now lowers and serializes), fails the run with a message that names the
+entry (`file:line`) to change. `make update-expectations BACKEND=<name>`
 (`update_expectations.py`) rewrites the file from the last report, keeping every reason
 written by hand.
 
@@ -61,7 +66,9 @@ class Expectation:
     flows: tuple[str, ...]         # patterns on flow names (see `matches`)
     case: str                      # pattern on the case id
     reason: str
-    status: Status | None = None   # for "fail": the status it fails with (None: any)
+    # For "fail": the statuses its failing subtests may end with (); none: a failure at
+    # any stage, but never a crash, a timeout or an infrastructure failure).
+    statuses: tuple[Status, ...] = ()
     source: str = ""               # "path:line", for messages that say what to change
     dtype: str | None = None       # for "tolerance": the output dtype it is for (None: all)
     rule: tuple = ()               # for "tolerance": ((rule field, value), ...)
@@ -72,6 +79,16 @@ class Expectation:
 
     def applies(self, flow: str, case: str) -> bool:
         return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
+
+    def covers(self, status: Status) -> bool:
+        """Whether a subtest failing with `status` is the failure this entry declares."""
+        if self.statuses:
+            return status in self.statuses
+        return status in FAILING and status not in NAMED_ONLY | UNDECLARABLE
+
+    @property
+    def statuses_text(self) -> str:
+        return " or ".join(s.value for s in self.statuses) or "a failure"
 
 
 @dataclass(frozen=True)
@@ -148,15 +165,7 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
     flows = need("flows", list)
     if not all(isinstance(f, str) and f for f in flows):
         raise ExpectationsError(f"{where}: 'flows' must be a list of flow name patterns")
-    status = None
-    if kind == "fail":
-        try:
-            status = Status(need("status", str))
-        except ValueError:
-            raise ExpectationsError(f"{where}: unknown status {raw.get('status')!r}") from None
-        if status not in FAILING or status in (Status.XPASS, Status.FAIL_TEST, Status.ERROR):
-            raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
-                                    f"can be expected to have")
+    statuses = _statuses(raw.get("status"), where) if kind == "fail" else ()
     rule_keys = set(OVERRIDE_FIELDS) | {"dtype"} if kind == "tolerance" else set()
     if kind == "fail":
         rule_keys = {"strict"}
@@ -170,8 +179,34 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
     if dtype is not None and not isinstance(dtype, str):
         raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\"")
     return Expectation(kind=kind, flows=tuple(flows), case=need("case", str),
-                       reason=need("reason", str), status=status, source=where,
+                       reason=need("reason", str), statuses=statuses, source=where,
                        dtype=dtype, rule=rule, strict=raw.get("strict", True))
+
+
+# Statuses no entry may declare: not a failure of the flow's program.
+UNDECLARABLE = frozenset({Status.XPASS, Status.FAIL_TEST, Status.ERROR})
+# Failures an entry covers only when it names them (an entry without statuses does not).
+NAMED_ONLY = frozenset({Status.FAIL_CRASH, Status.FAIL_TIMEOUT})
+
+
+def _statuses(value, where: str) -> tuple[Status, ...]:
+    """A [[fail]] entry's `status`: one status, or a list of them (each distinct)."""
+    names = value if isinstance(value, list) else [value]
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ExpectationsError(f"{where}: [[fail]] needs a 'status': a status or a list of them")
+    statuses = []
+    for name in names:
+        try:
+            status = Status(name)
+        except ValueError:
+            raise ExpectationsError(f"{where}: unknown status {name!r}") from None
+        if status not in FAILING or status in UNDECLARABLE:
+            raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
+                                    f"can be expected to have")
+        if status in statuses:
+            raise ExpectationsError(f"{where}: status {status.value!r} is listed twice")
+        statuses.append(status)
+    return tuple(statuses)
 
 
 def _rule(raw: dict, where: str) -> tuple:
@@ -214,33 +249,19 @@ class Verdict:
 def judge(expectations: Expectations, flow: str, case: str,
           records: list[SubtestRecord]) -> Verdict:
     """Apply the `fail` and `must_delegate` entries to a finished test's records (which
-    are updated: an expected failure's failing records become xfail, a strict entry's
-    unexpected pass makes the passing records xpass, an undelegated pass that must
-    delegate fail_lower). Every record rewritten keeps what the pipeline said in
-    `observed_status`, and every record of a declared case names its entry."""
+    are updated: the failing records a [[fail]] entry covers become xfail, a strict
+    entry's unexpected pass makes the passing records xpass, an undelegated pass that must
+    delegate fail_lower). A failing record the entry does not cover keeps its status and
+    fails the test, whatever the others did. Every record rewritten keeps what the
+    pipeline said in `observed_status`, and every record of a declared case names its
+    entry."""
     verdict = Verdict()
     expected = expectations.failure(flow, case)
-    failing = [r for r in records if r.status in FAILING]
     if expected is not None:
         for record in records:
             record.declared_by, record.declared_strict = expected.source, expected.strict
-        kind = "" if expected.strict else "non-strict, "
-        if failing and expected.status in (None, failing[0].status):
-            for record in failing:
-                rewrite_status(record, Status.XFAIL)
-            verdict.xfail_reason = f"{expected.reason} ({kind}{expected.source})"
-            return verdict
-        if failing:
-            verdict.failure = (f"expected {expected.status or 'a failure'} ({kind}"
-                               f"{expected.source}), got {failing[0].status}: change the "
-                               f"status of that entry or fix the regression")
-            return verdict
-        if expected.strict and any(r.status in PASSING for r in records):
-            for record in records:
-                if record.status in PASSING:
-                    rewrite_status(record, Status.XPASS)
-            verdict.failure = (f"expected {expected.status} ({expected.source}), but it "
-                               f"passed: delete that entry")
+        verdict = _judge_failure(expected, records)
+        if verdict.xfail_reason or verdict.failure:
             return verdict
     must = expectations.must_delegate(flow, case)
     if must is not None:
@@ -252,6 +273,48 @@ def judge(expectations: Expectations, flow: str, case: str,
                             f"partitioner took no node")
         if undelegated:
             verdict.failure = undelegated[0].error
+    return verdict
+
+
+# The stages a host that cannot run the program still checks: a case that ends
+# lowered_not_run got past each of them.
+CHECKED_BEFORE_RUN = frozenset({Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE})
+
+
+def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> Verdict:
+    """What a [[fail]] entry makes of a test's records (see `judge`)."""
+    verdict = Verdict()
+    kind = "" if expected.strict else "non-strict, "
+    failing = [r for r in records if r.status in FAILING]
+    uncovered = [r for r in failing if not expected.covers(r.status)]
+    for record in failing:
+        if expected.covers(record.status):
+            rewrite_status(record, Status.XFAIL)
+    if uncovered:
+        named = "; ".join(f"subtest {r.subtest} ended {r.status}" for r in uncovered)
+        verdict.failure = (f"expected {expected.statuses_text} ({kind}{expected.source}), "
+                           f"but {named}: that entry does not cover it; fix the regression, "
+                           f"or name that status in the entry with its reason")
+        return verdict
+    if failing:
+        verdict.xfail_reason = f"{expected.reason} ({kind}{expected.source})"
+        return verdict
+    if not expected.strict:
+        return verdict
+    if any(r.status in PASSING for r in records):
+        for record in records:
+            if record.status in PASSING:
+                rewrite_status(record, Status.XPASS)
+        verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
+                           f"passed: delete that entry")
+        return verdict
+    not_run = [r for r in records if r.status is Status.LOWERED_NOT_RUN]
+    if not_run and expected.statuses and set(expected.statuses) <= CHECKED_BEFORE_RUN:
+        for record in not_run:
+            rewrite_status(record, Status.XPASS)
+        verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
+                           f"quantized, lowered and serialized (this host has no runtime "
+                           f"for it: lowered_not_run): delete that entry")
     return verdict
 
 
@@ -300,7 +363,8 @@ class Declaration:
     # "pass" (nothing), "strict", "tolerance", "non-strict", "keep" (what is declared), or
     # "retolerance" (the case's own [[tolerance]] widened again; see `_rederived`)
     kind: str
-    status: Status | None = None    # for strict / non-strict: the failure's status
+    # For strict / non-strict: every status the case failed with, at any seed.
+    statuses: tuple[Status, ...] = ()
     rule: tuple = ()                # for tolerance: ((field, value), ...)
     figures: str = ""               # the measured range, for the reason
     error: str = ""                 # the first failure's headline, for a new entry
@@ -316,13 +380,14 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
     statuses = {o.status for o in failed}
     if Status.XFAIL in statuses:  # an old report that cannot tell: keep what is declared
         return Declaration("keep")
+    failed_with = tuple(dict.fromkeys(s for o in failed for s in o.failed_with or (o.status,)
+                                      if s is not None))
     if sweep.strict(sqnr_floor):
-        return Declaration("strict", failed[0].status, figures=sweep.figures(), error=error)
+        return Declaration("strict", failed_with, figures=sweep.figures(), error=error)
     rule = _tolerance_for(sweep, failed, sqnr_floor)
     if rule:
         return Declaration("tolerance", rule=rule, figures=sweep.figures(), error=error)
-    status = statuses.pop() if len(statuses) == 1 else None
-    return Declaration("non-strict", status, figures=sweep.figures(), error=error)
+    return Declaration("non-strict", failed_with, figures=sweep.figures(), error=error)
 
 
 def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> tuple:
@@ -400,9 +465,10 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
             fails.append(entry)  # not observed: kept as it is
             continue
         if all(d.kind in ("strict", "keep") for d in mine.values()):
-            statuses = {d.status for d in mine.values() if d.kind == "strict"}
-            if len(statuses) == 1 and entry.status not in statuses:
-                entry = replace(entry, status=statuses.pop())
+            seen_with = tuple(dict.fromkeys(s for d in mine.values() if d.kind == "strict"
+                                            for s in d.statuses))
+            if seen_with and set(seen_with) != set(entry.statuses):
+                entry = replace(entry, statuses=seen_with)
             fails.append(entry)
             continue
         if all(d.kind in ("pass", "retolerance") for d in mine.values()):
@@ -440,7 +506,7 @@ def _rederived(entry: Expectation, decided: Declaration, flow_floor: float | Non
         flow_floor is not None and "min_sqnr_db" in rule
         and flow_floor - rule["min_sqnr_db"] > MAX_SQNR_DROP_DB)
     if too_wide:
-        return replace(decided, kind="non-strict", status=Status.FAIL_MISMATCH, rule=())
+        return replace(decided, kind="non-strict", statuses=(Status.FAIL_MISMATCH,), rule=())
     return replace(decided, kind="retolerance", rule=tuple(rule.items()))
 
 
@@ -479,16 +545,17 @@ def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Ex
     for (case, flow), d in sorted(decided.items()):
         if d.kind in ("pass", "keep", "retolerance"):
             continue  # (a retolerance rewrites its own [[tolerance]] entry)
-        grouped.setdefault((case, d.kind, d.status, d.rule, d.figures if d.kind != "strict"
+        grouped.setdefault((case, d.kind, d.statuses, d.rule, d.figures if d.kind != "strict"
                             else "", d.error if reason is None else ""), []).append(flow)
     fails = []
-    for (case, kind, status, rule, figures, error), flows in grouped.items():
-        base = MEASURED.sub("", reason) if reason else f"TODO explain: {error or status}"
+    for (case, kind, statuses, rule, figures, error), flows in grouped.items():
+        base = MEASURED.sub("", reason) if reason else \
+            f"TODO explain: {error or ' or '.join(s.value for s in statuses)}"
         if kind == "strict":
-            fails.append(Expectation("fail", tuple(flows), case, base, status))
+            fails.append(Expectation("fail", tuple(flows), case, base, statuses))
         elif kind == "non-strict":
             fails.append(Expectation("fail", tuple(flows), case,
-                                     f"{base} [input-dependent: {figures}]", status,
+                                     f"{base} [input-dependent: {figures}]", statuses,
                                      strict=False))
         else:
             tolerances.append(Expectation(
@@ -524,8 +591,11 @@ def dump(expectations: Expectations, backend: str, header: list[str] | None = No
             lines += ["", f"[[{kind}]]",
                       f"flows = [{', '.join(_toml_string(f) for f in entry.flows)}]",
                       f"case = {_toml_string(entry.case)}"]
-            if entry.status is not None:
-                lines.append(f"status = {_toml_string(entry.status.value)}")
+            if len(entry.statuses) == 1:
+                lines.append(f"status = {_toml_string(entry.statuses[0].value)}")
+            elif entry.statuses:
+                listed = ", ".join(_toml_string(s.value) for s in entry.statuses)
+                lines.append(f"status = [{listed}]")
             if not entry.strict:
                 lines.append("strict = false")
             if entry.dtype is not None:

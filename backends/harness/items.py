@@ -86,4 +86,9 @@ def records_for(item, state) -> list[SubtestRecord]:
     collected = item.stash.get(COLLECTION_STATUS_KEY, None)
     if collected is None:
         return []
-    return [record_for_item(item, state, 0, status=collected[0], error=collected[1])]
+    record = record_for_item(item, state, 0, status=collected[0], error=collected[1])
+    flow = flow_of(item, state)
+    declared = flow.expectations.failure(flow.name, case_of(item, flow)) if flow else None
+    if declared is not None:  # an unavailable flow's entry: counted as not checkable here
+        record.declared_by, record.declared_strict = declared.source, declared.strict
+    return [record]

@@ -55,6 +55,9 @@ class SeedOutcome:
     # A non-strict [[fail]] entry named it (its verdict may move with the inputs by
     # declaration, so a move is no news).
     declared_non_strict: bool = False
+    # Every status its subtests failed with, first seen first (a [[fail]] entry must name
+    # each of them).
+    failed_with: tuple[Status, ...] = ()
 
 
 @dataclass
@@ -164,8 +167,9 @@ def outcome_of(records: list[SubtestRecord], seed: int | None) -> SeedOutcome | 
     non_strict = any(r.declared_strict is False for r in records)
     if failing:
         record, status = failing[0]
+        failed_with = tuple(dict.fromkeys(s for _, s in failing))
         return SeedOutcome(seed, status, error_headline(record.error or ""), worst, least,
-                           non_strict)
+                           non_strict, failed_with)
     if any(s is Status.XFAIL for s in statuses):  # an old report: no observed_status
         return SeedOutcome(seed, Status.XFAIL, "", worst, least, non_strict)
     if any(s in PASSING or s is Status.XPASS for s in statuses):

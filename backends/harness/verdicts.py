@@ -58,7 +58,8 @@ def decide(flow, case: str, records: list[SubtestRecord], repro: str | None = No
     verdict = judge(flow.expectations, flow.name, case, records) if flow else Verdict()
     xfail = f"{flow.name}: {verdict.xfail_reason}" if verdict.xfail_reason else None
     if lost is not None:
-        return Outcome(records, xfail=xfail, failure=None if xfail else lost)
+        failure = f"{lost}\n{verdict.failure}" if verdict.failure else lost
+        return Outcome(records, xfail=xfail, failure=None if xfail else failure)
     if xfail:
         return Outcome(records, xfail=xfail)
     failing = [r for r in records if r.status in FAILING]
@@ -146,7 +147,7 @@ class Verdicts:
         report = pytest.TestReport(
             nodeid=item.nodeid, location=item.location,
             keywords={k: 1 for k in item.keywords}, outcome="failed",
-            longrepr=f"{status}: {message}", when="call", sections=[],
+            longrepr=outcome.failure or f"{status}: {message}", when="call", sections=[],
             duration=duration, user_properties=[],
         )
         if outcome.xfail:

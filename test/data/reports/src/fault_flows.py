@@ -71,7 +71,7 @@ def pytest_etsuite_flows(config):
             description="portable kernels, outputs shifted by +1",
             expectations=Expectations((
                 Expectation("fail", ("faulty_mismatch",), "*::test_known_gap",
-                            "outputs are shifted on purpose", Status.FAIL_MISMATCH),
+                            "outputs are shifted on purpose", (Status.FAIL_MISMATCH,)),
                 Expectation("skip", ("faulty_mismatch",), "*::test_unsupported_case",
                             "no kernel for this case")))),
         dataclasses.replace(PORTABLE, name="faulty_quantize", backend="faulty",
@@ -86,7 +86,7 @@ def pytest_etsuite_flows(config):
                             description="declares a gap that has been fixed",
                             expectations=Expectations((
                                 Expectation("fail", ("faulty_fixed",), "*::test_add",
-                                            "believed broken", Status.FAIL_RUN),
+                                            "believed broken", (Status.FAIL_RUN,)),
                                 *(Expectation("skip", ("faulty_fixed",), f"*::test_{name}",
                                               "only test_add runs on this flow")
                                   for name in ("cumsum", "two_subtests", "known_gap",
