@@ -140,6 +140,8 @@ def test_load_keeps_order_and_line_numbers(tmp_path):
      "'steps' must be a non-negative number"),
     ("[[tolerance]]\nflows = ['x']\ncase = 'a'\nmin_sqnr_db = 9\n", "needs a non-empty 'reason'"),
     ("[[skip]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nsteps = 3\n", "unknown key(s) ['steps']"),
+    ("\n[[tolerance]]\nflows = ['x']\ncase = 'a'\nreason = 'r'\nbound_scale = 8.5\n",
+     "x.toml:2: [[tolerance]] bound_scale 8.5 is beyond the widest a tolerance may make a bound (8)"),
 ])
 def test_malformed_files_name_the_entry(tmp_path, text, message):
     with pytest.raises(ex.ExpectationsError) as error:
@@ -562,3 +564,50 @@ def test_a_fail_entry_reads_one_status_or_a_list(tmp_path):
     anything = ex.Expectation("fail", ("f",), "c", "r")
     assert anything.covers(Status.FAIL_LOWER) and anything.covers(Status.FAIL_MISMATCH)
     assert not anything.covers(Status.FAIL_CRASH) and not anything.covers(Status.FAIL_TIMEOUT)
+
+
+def test_entries_that_cannot_mean_what_they_say_are_refused_for_their_flow(tmp_path):
+    """Checked per flow at session start (build_state): a tolerance whose element bound
+    is the output's whole range (an int8 flow's 32 steps x 8 = 256 of 255), and a [[fail]]
+    and a [[tolerance]] that can both name one case, each naming the lines."""
+    from etsuite.backends.harness.tolerance import FP32, INT8
+    wide = ex.load(write(tmp_path, "[[tolerance]]\nflows = ['q*']\ncase = 'a.py::*'\n"
+                                   "reason = 'r'\nbound_scale = 8\n"), "x.toml")
+    ex.check_for_flow(wide, "q8", FP32)  # 8 x 2e-4 of the range: a bound that judges
+    ex.check_for_flow(wide, "other", INT8)  # not its flow
+    with pytest.raises(ex.ExpectationsError, match=r"x.toml:1: \[\[tolerance\]\] on flow q8: "
+                       r"an element bound of 256 steps is the whole output range \(255 steps"):
+        ex.check_for_flow(wide, "q8", INT8)
+    both = ex.load(write(tmp_path, "[[fail]]\nflows = ['f']\ncase = 'a.py::t[x*]'\n"
+                                   "status = 'fail_run'\nreason = 'r'\n\n[[tolerance]]\n"
+                                   "flows = ['f', 'g']\ncase = 'a.py::t[*1]'\nreason = 'r'\n"
+                                   "rtol = 0.1\n"), "y.toml")
+    ex.check_for_flow(both, "g", FP32)  # the [[fail]] is not g's
+    with pytest.raises(ex.ExpectationsError, match=r"y.toml:7: \[\[tolerance\]\] and "
+                       r"\[\[fail\]\] at y.toml:1 can both name a case of flow f"):
+        ex.check_for_flow(both, "f", FP32)
+
+
+@pytest.mark.parametrize("first, second, overlap", [
+    ("a.py::t[x*]", "a.py::t[*1]", True),     # t[x1]
+    ("a.py::t[x*]", "a.py::t[y*]", False),
+    ("*::test_add*", "b.py::test_add[f]", True),
+    ("a.py::t?", "a.py::t", False),           # ? is exactly one character
+    ("a*b*c", "*c*b*", True),                 # "acbc" matches both
+    ("a.py::t", "a.py::t", True),
+])
+def test_patterns_overlap_when_one_text_matches_both(first, second, overlap):
+    assert ex.patterns_overlap(first, second) is overlap
+    assert ex.patterns_overlap(second, first) is overlap
+
+
+def test_a_session_with_such_an_entry_stops_at_start_with_exit_4(pytester):
+    pytester.makeconftest(COVERING_CONFTEST)
+    (pytester.path / "expectations.toml").write_text(
+        COVERING_EXPECTATIONS + '\n[[tolerance]]\nflows = ["lowered_only"]\ncase = "*::test_lowers"\n'
+                                'reason = "overlaps a [[fail]] entry"\nrtol = 0.1\n')
+    pytester.makepyfile(test_cases=COVERING_TESTS)
+    result = run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider")
+    assert result.ret == 4
+    assert "expectations.toml:31: [[tolerance]] and [[fail]] at expectations.toml:19 can " \
+           "both name a case of flow lowered_only" in result.stderr.str() + result.stdout.str()

@@ -43,7 +43,15 @@ from pathlib import Path
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.stability import CaseSweep, sweep_of
-from etsuite.backends.harness.tolerance import BOUND_SCALE, LINEAR_BOUND_FIELDS, OVERRIDE_FIELDS, Override
+from etsuite.backends.harness.tolerance import (
+    BOUND_SCALE,
+    LINEAR_BOUND_FIELDS,
+    MAX_BOUND_SCALE,
+    OVERRIDE_FIELDS,
+    Override,
+    RuleBook,
+    judges_nothing,
+)
 
 FILE_NAME = "expectations.toml"
 KINDS = ("fail", "skip", "must_delegate", "tolerance")
@@ -220,11 +228,68 @@ def _rule(raw: dict, where: str) -> tuple:
                 or (key == "bits" and not isinstance(value, int)):
             raise ExpectationsError(f"{where}: [[tolerance]] {key!r} must be a non-negative "
                                     f"number, got {value!r}")
+        if key == BOUND_SCALE and value > MAX_BOUND_SCALE:
+            raise ExpectationsError(f"{where}: [[tolerance]] bound_scale {value:g} is beyond "
+                                    f"the widest a tolerance may make a bound "
+                                    f"({MAX_BOUND_SCALE:g}): a worse error is a wrong answer "
+                                    f"on some inputs, declare it with a non-strict [[fail]]")
         rule.append((key, value))
     if not rule:
         raise ExpectationsError(f"{where}: [[tolerance]] sets no rule field; known: "
                                 f"{', '.join(OVERRIDE_FIELDS)}")
     return tuple(rule)
+
+
+# Kinds that cannot both apply to one case of one flow: a skip is never run, and a
+# [[fail]] entry decides a failing case whatever its [[tolerance]] says.
+EXCLUSIVE_KINDS = ("fail", "skip", "tolerance")
+
+
+def check_for_flow(expectations: Expectations, flow: str, base) -> None:
+    """The entries that apply to `flow` (whose rule is the Tolerance `base`), checked as
+    a whole: a [[tolerance]] whose bound would judge nothing, and entries of two
+    exclusive kinds whose case patterns can name one case. Raises ExpectationsError
+    naming the lines."""
+    mine = [e for e in expectations.entries if any(matches(p, flow) for p in e.flows)]
+    for entry in mine:
+        if entry.kind != "tolerance":
+            continue
+        override = Override(entry.rule, entry.reason, entry.source, entry.dtype)
+        problem = judges_nothing(RuleBook(base, (override,)).for_dtype(entry.dtype or "float32"))
+        if problem:
+            raise ExpectationsError(f"{entry.source}: [[tolerance]] on flow {flow}: {problem}, "
+                                    f"so no output can fail it; declare the case a [[fail]]")
+    exclusive = [e for e in mine if e.kind in EXCLUSIVE_KINDS]
+    for index, first in enumerate(exclusive):
+        for second in exclusive[index + 1:]:
+            if first.kind != second.kind and patterns_overlap(first.case, second.case):
+                raise ExpectationsError(
+                    f"{second.source}: [[{second.kind}]] and [[{first.kind}]] at "
+                    f"{first.source} can both name a case of flow {flow} "
+                    f"({second.case!r}, {first.case!r}): only one of them would decide it; "
+                    f"keep one")
+
+
+def patterns_overlap(first: str, second: str) -> bool:
+    """Whether some text matches both patterns (`matches`' * and ?): a walk over pairs of
+    positions, one in each pattern, as two automata reading the same text."""
+    seen, todo = set(), [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(first) and j == len(second):
+            return True
+        a = first[i] if i < len(first) else None
+        b = second[j] if j < len(second) else None
+        if a == "*":
+            todo.append((i + 1, j))   # the star matches nothing more
+        if b == "*":
+            todo.append((i, j + 1))
+        if a is not None and b is not None and (a in "*?" or b in "*?" or a == b):
+            todo.append((i if a == "*" else i + 1, j if b == "*" else j + 1))  # one character
+    return False
 
 
 def load_backend(folder: Path, root: Path | None = None) -> Expectations:
@@ -338,9 +403,6 @@ def rewrite_status(record: SubtestRecord, status: Status) -> None:
 #   exact output that differs at some seeds, a failure at another stage on some inputs):
 #   a non-strict [[fail]] entry (`strict = false`), listed apart by the summary.
 
-# A tolerance may widen a rule's bound up to this many times; a worse error is a wrong
-# answer on some inputs, not a precision gap, and is declared non-strict instead.
-MAX_BOUND_SCALE = 8.0
 # The tolerance written covers the sweep's worst error times this (inputs of other seeds
 # come a little closer to the edge than the few a sweep saw).
 HEADROOM = 1.5
@@ -397,7 +459,8 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
     if {o.status for o in failed} != {Status.FAIL_MISMATCH}:
         return ()
     ratios = sweep.ratios
-    if not ratios or not all(math.isfinite(r) for r in ratios) or max(ratios) > MAX_BOUND_SCALE:
+    if not ratios or not all(math.isfinite(r) for r in ratios) \
+            or max(ratios) * HEADROOM > MAX_BOUND_SCALE:  # the bound written, headroom included
         return ()
     rule = []
     sqnrs = [o.least_sqnr for o in sweep.outcomes if o.least_sqnr is not None]

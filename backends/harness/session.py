@@ -17,6 +17,7 @@ import pytest
 
 from etsuite.backends.harness import artifacts, declared, isolation, runner_config, stream, workers
 from etsuite.backends.harness.contract.facts import SEED_POLICIES, FlowFacts, RunFacts, SessionFacts
+from etsuite.backends.harness.expectations import check_for_flow
 from etsuite.backends.harness.flow_selection import UnknownNameError, select_flows
 from etsuite.backends.harness.registry import backend_folders, builtin_flows, hook_flows, index_flows
 from etsuite.backends.harness.seeds import derive_seed
@@ -133,6 +134,8 @@ def build_state(config) -> SessionState:
         flows = builtin_flows() + hook_flows(config)
         flows_by_name = index_flows(flows)
         selected = select_flows(flows_by_name, config.option.backend, config.option.flow)
+        for flow in selected:  # an entry that cannot mean what it says stops the run
+            check_for_flow(flow.expectations, flow.name, flow.tolerance)
         time_limits = isolation.parse_time_limits(config)
         declared.check_options(config.option)
         resumed = stream.resumed_run(config)

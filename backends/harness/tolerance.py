@@ -82,6 +82,10 @@ BOUND_SCALE = "bound_scale"
 # The rule fields a bound is linear in: scaling a bound k times multiplies each by k.
 LINEAR_BOUND_FIELDS = ("atol", "rtol", "range_fraction", "steps")
 OVERRIDE_FIELDS = RULE_FIELDS + (BOUND_SCALE,)
+# The widest a [[tolerance]] may make a bound: a worse error is a wrong answer on some
+# inputs, not a precision gap (the expectations loader refuses more; the updater declares
+# such a case non-strict instead).
+MAX_BOUND_SCALE = 8.0
 
 FP32 = Tolerance()
 # Epsilon of the dtype (spacing of floats at 1.0): 1 eps absolute and of the range,
@@ -119,6 +123,19 @@ class Override:
     reason: str
     source: str              # "path:line"
     dtype: str | None = None
+
+
+def judges_nothing(rule: Tolerance) -> str | None:
+    """Why a rule's per-element bound is at least the output's own range (so no element
+    can exceed it), or None. The range is what a quantization step and `range_fraction`
+    are measured in; `atol` and `rtol` are not, so they cannot be compared here."""
+    if rule.steps is not None and rule.steps >= 2 ** rule.bits - 1:
+        return (f"an element bound of {rule.steps:g} steps is the whole output range "
+                f"({2 ** rule.bits - 1} steps of {rule.bits} bits) or more")
+    if rule.range_fraction >= 1:
+        return (f"an element bound of {rule.range_fraction:g} x the output range is the "
+                f"whole range or more")
+    return None
 
 
 @dataclass(frozen=True)
