@@ -611,3 +611,27 @@ def test_a_session_with_such_an_entry_stops_at_start_with_exit_4(pytester):
     assert result.ret == 4
     assert "expectations.toml:31: [[tolerance]] and [[fail]] at expectations.toml:19 can " \
            "both name a case of flow lowered_only" in result.stderr.str() + result.stdout.str()
+
+
+def test_an_entry_that_names_no_collected_test_stops_the_run(pytester):
+    """A renamed test leaves its entry a claim about nothing: the run stops at collection
+    (exit 4) naming the line, before -k narrows anything; asking for other tests by node
+    id does not count as the file collected, and a file that is gone is named too."""
+    pytester.makeconftest(COVERING_CONFTEST)
+    stale = ('\n[[fail]]\nflows = ["faulty"]\ncase = "test_cases.py::test_renamed*"\n'
+             'status = "fail_lower"\nreason = "the test was renamed"\n'
+             '\n[[skip]]\nflows = ["faulty"]\ncase = "test_gone.py::test_x"\nreason = "gone"\n')
+    (pytester.path / "expectations.toml").write_text(COVERING_EXPECTATIONS + stale)
+    pytester.makepyfile(test_cases=COVERING_TESTS)
+    args = ("--backend", "selftest", "-n", "0", "-p", "no:cacheprovider")
+    result = run_forked(pytester, *args, "-k", "test_lowers")
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text
+    assert "expectations.toml:31: [[fail]] names 'test_cases.py::test_renamed*' on flow " \
+           "faulty, which matches none of the 5 tests collected from test_cases.py" in text
+    assert "expectations.toml:37: [[skip]] names 'test_cases.py::test_x'" not in text
+    assert "expectations.toml:37: [[skip]] names 'test_gone.py::test_x', but test_gone.py " \
+           "does not exist" in text
+    narrowed = run_forked(pytester, *args, "test_cases.py::test_not_checkable", "-k", "lowered_only")
+    assert narrowed.ret == 0, narrowed.stdout.str()
+    assert "name no test" not in narrowed.stdout.str() + narrowed.stderr.str()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
 from etsuite.backends.harness import declared, isolation, shard_plan, workers
 from etsuite.backends.harness.contract.durations import DURATIONS_FILE
 from etsuite.backends.harness.contract.statuses import Status
@@ -34,6 +36,8 @@ def register_markers(config, flows) -> None:
 class Collection:
     def __init__(self, state):
         self.state = state
+        # flow name -> file -> the case ids collected from it, for entries that name nothing
+        self.collected: dict[str, dict[str, set[str]]] = {}
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "test_runner" not in metafunc.fixturenames:
@@ -59,6 +63,10 @@ class Collection:
         backend = backend_of_test_folder(item.path)
         if backend is not None:
             item.add_marker(getattr(pytest.mark, f"backend_{backend}"))
+        flow = flow_of(item, self.state)
+        if flow is not None:  # before -k, -m and --declared narrow the items
+            files = self.collected.setdefault(flow.name, {})
+            files.setdefault(item.nodeid.split("::", 1)[0], set()).add(case_of(item, flow))
 
     @pytest.hookimpl(trylast=True)  # after conftests add their own marks
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
@@ -69,6 +77,12 @@ class Collection:
                 isolation.check_time_limit_marker(item)
         except isolation.SettingError as error:
             workers.usage_error_at_collection(config, items, str(error))
+            return
+        naming_nothing = self._entries_naming_nothing(config)
+        if naming_nothing:
+            workers.usage_error_at_collection(
+                config, items, "expectations that name no test (a claim about nothing):\n  "
+                + "\n  ".join(naming_nothing))
             return
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
@@ -120,6 +134,27 @@ class Collection:
                 tests += 1
         self.state.flows_in_run = list(used.values())
         self.state.tests_in_run = tests
+
+    def _entries_naming_nothing(self, config) -> list[str]:
+        """declared.entries_naming_nothing for every selected flow, over what this run
+        collected: whole files, except those asked for by node id (`file::test`)."""
+        root, here = config.rootpath, config.invocation_params.dir
+        narrowed: set[str] = set()
+        folders: list[Path] = []
+        for arg in config.args:
+            path, _, rest = arg.partition("::")
+            resolved = (here / path).resolve()
+            if rest:
+                narrowed.add(resolved.relative_to(root).as_posix() if root in resolved.parents
+                             else path)
+            else:
+                folders.append(resolved)
+        lines: dict[str, None] = {}
+        for flow in self.state.selected:
+            cases = self.collected.get(flow.name, {})
+            lines.update(dict.fromkeys(declared.entries_naming_nothing(
+                flow.expectations, flow.name, cases, narrowed, root, folders)))
+        return list(lines)
 
     def _outside_selection(self, item) -> bool:
         """Drop items of other backends than the selected ones (e.g. their own test/

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from pathlib import Path
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.expectations import Expectations
+from etsuite.backends.harness.expectations import Expectations, matches
 from etsuite.backends.harness.shard_plan import ShardError, parse_shard
 
 # The kinds whose verdicts a run can prove stale (a skip is not run, so it cannot).
@@ -98,3 +99,37 @@ def in_sample(nodeid: str, sample: tuple[int, int] | None) -> bool:
 
 
 ALL_DECLARED = _declared_arg("all")  # what --declared without WHAT selects
+
+
+def entries_naming_nothing(expectations: Expectations, flow: str, cases: dict[str, set[str]],
+                           narrowed: set[str], root: Path, folders: list[Path]) -> list[str]:
+    """One line per entry of `flow` that names no test: its case pattern matches none of
+    the cases this run collected for the flow from the files it names (`cases`: file ->
+    case ids, whole files only: `narrowed` files were asked for by node id), or it names
+    a file that does not exist under a folder the run collected (`folders`, under
+    `root`). Such an entry is a claim about nothing, usually a renamed test."""
+    lines = []
+    for entry in expectations.entries:
+        if not any(matches(p, flow) for p in entry.flows):
+            continue
+        file_pattern = entry.case.split("::", 1)[0]
+        files = [f for f in cases if matches(file_pattern, f)]
+        if files:
+            whole = [f for f in files if f not in narrowed]
+            if whole and not any(matches(entry.case, c) for f in whole for c in cases[f]):
+                count = sum(len(cases[f]) for f in whole)
+                lines.append(f"{entry.source}: [[{entry.kind}]] names {entry.case!r} on flow "
+                             f"{flow}, which matches none of the {count} tests collected "
+                             f"from {', '.join(whole)}: rename it to the test it means, or "
+                             f"delete it")
+        elif "*" not in file_pattern and "?" not in file_pattern \
+                and any(_under(root / file_pattern, folder) for folder in folders) \
+                and not (root / file_pattern).exists():
+            lines.append(f"{entry.source}: [[{entry.kind}]] names {entry.case!r}, but "
+                         f"{file_pattern} does not exist: rename it to the file it means, "
+                         f"or delete it")
+    return lines
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
