@@ -10,9 +10,9 @@ xdist, go longest first.
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from etsuite.backends.harness import declared, isolation, shard_plan, workers
 from etsuite.backends.harness.contract.durations import DURATIONS_FILE
