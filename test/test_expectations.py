@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_forked
+from etsuite.backends.harness import declared
 from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import error_headline
@@ -616,7 +617,7 @@ def test_a_session_with_such_an_entry_stops_at_start_with_exit_4(pytester):
 def test_an_entry_that_names_no_collected_test_stops_the_run(pytester):
     """A renamed test leaves its entry a claim about nothing: the run stops at collection
     (exit 4) naming the line, before -k narrows anything; asking for other tests by node
-    id does not count as the file collected, and a file that is gone is named too."""
+    id does not count as the file collected."""
     pytester.makeconftest(COVERING_CONFTEST)
     stale = ('\n[[fail]]\nflows = ["faulty"]\ncase = "test_cases.py::test_renamed*"\n'
              'status = "fail_lower"\nreason = "the test was renamed"\n'
@@ -629,9 +630,24 @@ def test_an_entry_that_names_no_collected_test_stops_the_run(pytester):
     assert result.ret == 4, text
     assert "expectations.toml:31: [[fail]] names 'test_cases.py::test_renamed*' on flow " \
            "faulty, which matches none of the 5 tests collected from test_cases.py" in text
-    assert "expectations.toml:37: [[skip]] names 'test_cases.py::test_x'" not in text
-    assert "expectations.toml:37: [[skip]] names 'test_gone.py::test_x', but test_gone.py " \
-           "does not exist" in text
+    assert "test_gone.py" not in text  # a missing file counts only in this repository
     narrowed = run_forked(pytester, *args, "test_cases.py::test_not_checkable", "-k", "lowered_only")
     assert narrowed.ret == 0, narrowed.stdout.str()
     assert "name no test" not in narrowed.stdout.str() + narrowed.stderr.str()
+
+
+def test_an_entry_naming_a_missing_file_under_a_collected_folder_is_named(tmp_path):
+    """The file part of an entry that no longer exists, under a folder the run collected;
+    a missing file elsewhere, or an existing one this run did not collect, is not."""
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_here.py").write_text("")
+    expectations = ex.load(write(tmp_path,
+        '[[skip]]\nflows = ["f"]\ncase = "suite/test_gone.py::test_x"\nreason = "r"\n'
+        '[[skip]]\nflows = ["f"]\ncase = "elsewhere/test_gone.py::test_x"\nreason = "r"\n'
+        '[[skip]]\nflows = ["f"]\ncase = "suite/test_here.py::test_x"\nreason = "r"\n'
+        '[[skip]]\nflows = ["g"]\ncase = "suite/test_gone2.py::test_x"\nreason = "r"\n'),
+        "x.toml")
+    lines = declared.entries_naming_nothing(expectations, "f", {}, set(), tmp_path,
+                                            [tmp_path / "suite"])
+    assert len(lines) == 1 and "'suite/test_gone.py::test_x', but suite/test_gone.py does " \
+        "not exist" in lines[0]

@@ -151,6 +151,15 @@ def test_an_unavailable_backend_asked_for_exits_7_and_still_reports(pytester):
     # Not asked for by name (a run of every flow): reported, never an exit code of its own.
     everything = run_forked(pytester, "-k", "test_plain")
     assert everything.ret == 0
+    # --may-be-unavailable names the flows this host may lack; any other one exits 7,
+    # asked for by name or not (a check of what runs here cannot pass by running nothing).
+    strict = run_forked(pytester, "-k", "test_plain", "--may-be-unavailable", "other_*")
+    assert strict.ret == 7
+    assert "flow needs_sdk cannot run on this host" in strict.stderr.str()
+    assert "--may-be-unavailable allows only other_*" in strict.stderr.str()
+    named = run_forked(pytester, "--backend", "missing_sdk", "-k", "test_op",
+                       "--may-be-unavailable", "needs_*,other_*")
+    assert named.ret == 0, named.stderr.str()
 
 
 INPUT_PROBE = """

@@ -137,7 +137,8 @@ class Collection:
 
     def _entries_naming_nothing(self, config) -> list[str]:
         """declared.entries_naming_nothing for every selected flow, over what this run
-        collected: whole files, except those asked for by node id (`file::test`)."""
+        collected: whole files, except those asked for by node id (`file::test`); a file
+        that does not exist counts only where the rootdir is this repository."""
         root, here = config.rootpath, config.invocation_params.dir
         narrowed: set[str] = set()
         folders: list[Path] = []
@@ -147,7 +148,7 @@ class Collection:
             if rest:
                 narrowed.add(resolved.relative_to(root).as_posix() if root in resolved.parents
                              else path)
-            else:
+            elif backends_dir().parent == root:  # entries' file paths are the repository's
                 folders.append(resolved)
         lines: dict[str, None] = {}
         for flow in self.state.selected:

@@ -66,6 +66,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"a requested backend or flow that cannot run on this host is "
                          f"reported, but does not make the run exit "
                          f"{session_end.EXIT_UNAVAILABLE}")
+    group.addoption("--may-be-unavailable", type=session_end.flow_patterns_arg, default=None,
+                    metavar="FLOWS",
+                    help=f"only these flows (name patterns, comma-separated, e.g. "
+                         f"'arm_vgf_*') may be unavailable: any other selected flow that "
+                         f"cannot run on this host makes the run exit "
+                         f"{session_end.EXIT_UNAVAILABLE}, asked for by name or not")
     group.addoption("--shard", type=_shard_arg, default=None, metavar="K/N",
                     help="run only the K-th of N shards of the selected tests, balanced by "
                          "the backends' recorded durations (backends/<name>/durations.json)")

@@ -1,16 +1,20 @@
 """How a session ends: its exit status and its last words. A usage error an xdist worker
 found is the session's (exit 4), a shard that holds none of the selected items is no
 error (exit 0), and a backend or flow asked for by name that cannot run here exits 7
-unless --allow-unavailable.
+unless --allow-unavailable; with `--may-be-unavailable FLOWS`, any other selected flow
+that cannot run here exits 7, so that a check of what runs here (make check-declared)
+cannot pass by running nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pytest
 
 from etsuite.backends.harness import artifacts, workers
+from etsuite.backends.harness.expectations import matches
 
 EXIT_UNAVAILABLE = 7  # a backend or flow asked for by name cannot run on this host
 
@@ -38,14 +42,22 @@ class SessionEnd:
             sys.stderr.write(f"etsuite: shard {state.run.shard[0]}/{state.run.shard[1]} holds "
                              f"none of the {plan['items']} selected items\n")
             session.exitstatus = pytest.ExitCode.OK
-        missing = unavailable_requests(config, state)
+        allowed = config.option.may_be_unavailable
+        if allowed is None:
+            missing = unavailable_requests(config, state)
+            hint = "pass --allow-unavailable to exit as if it had run"
+        else:
+            missing = [_unavailable_line("flow", flow, state) for flow in state.selected
+                       if state.unavailable.get(flow.name)
+                       and not any(matches(p, flow.name) for p in allowed)]
+            hint = f"--may-be-unavailable allows only {','.join(allowed)}"
         if missing:
             for line in missing:
                 sys.stderr.write(f"etsuite: {line}\n")
-            if not config.option.allow_unavailable and session.exitstatus in (0, 5):
+            if (allowed is not None or not config.option.allow_unavailable) \
+                    and session.exitstatus in (0, 5):
                 sys.stderr.write(f"etsuite: exit {EXIT_UNAVAILABLE}: what was asked for cannot "
-                                 f"run here (the report lists it as unavailable); pass "
-                                 f"--allow-unavailable to exit as if it had run\n")
+                                 f"run here (the report lists it as unavailable); {hint}\n")
                 session.exitstatus = EXIT_UNAVAILABLE
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter,
@@ -53,6 +65,14 @@ class SessionEnd:
         message = artifacts.cap_message(self.state.artifacts)
         if message and not workers.is_xdist_worker(config):
             terminalreporter.write_line(message)
+
+
+def flow_patterns_arg(text: str) -> tuple[str, ...]:
+    """`--may-be-unavailable FLOWS`: comma-separated flow name patterns (`*`, `?`)."""
+    patterns = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not patterns:
+        raise argparse.ArgumentTypeError("expected flow name patterns, e.g. 'arm_vgf_*'")
+    return patterns
 
 
 def unavailable_requests(config, state) -> list[str]:
