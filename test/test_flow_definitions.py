@@ -206,3 +206,25 @@ def pytest_etsuite_flows(config):
     assert run.returncode == 0, run.stdout + run.stderr
     assert {line.split("[")[1] for line in run.stdout.splitlines() if "::test_op[" in line} \
         == {"mine_0]", "mine_1]"}
+
+
+def test_host_expectation_files_are_read_each_time_the_flows_are(tmp_path, monkeypatch):
+    """A backend's host-only expectations (OpenVINO's on native-bf16 CPUs) are read with
+    expectations.toml, each time the registry builds the flows, never once at import:
+    a warm process that keeps flows.py imported still sees an edit to the file."""
+    from etsuite.backends.harness.registry import builtin_flows
+    from etsuite.backends.openvino import flows as openvino
+
+    host_file = tmp_path / "expectations.host.toml"
+    entry = ('[[fail]]\nflows = ["openvino"]\ncase = "backends/suite/operators/test_add.py::*"\n'
+             'status = "fail_run"\nreason = "{}"\n')
+    host_file.write_text(entry.format("first"))
+    monkeypatch.setattr(openvino, "host_expectation_files", lambda: [host_file])
+
+    def host_reasons():
+        (flow,) = [f for f in builtin_flows() if f.name == "openvino"]
+        return [e.reason for e in flow.expectations.entries if e.source.startswith(str(host_file))]
+
+    assert host_reasons() == ["first"]
+    host_file.write_text(entry.format("edited"))
+    assert host_reasons() == ["edited"]

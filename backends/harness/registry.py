@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import etsuite.backends
-from etsuite.backends.harness.expectations import load_backend
+from etsuite.backends.harness.expectations import load, load_backend
 from etsuite.backends.harness.flow import Flow
 
 # The undelegated baseline comes first in reports; the other backends follow by name.
@@ -47,7 +47,8 @@ def backend_folders() -> list[str]:
 
 
 def builtin_flows() -> list[Flow]:
-    """Every backend folder's FLOWS, each with the folder's expectations.toml added."""
+    """Every backend folder's FLOWS, each with the folder's expectations.toml added (and
+    the host's own files its flows.py names in `host_expectation_files()`)."""
     flows: list[Flow] = []
     root = backends_dir().parent
     for backend in backend_folders():
@@ -59,6 +60,11 @@ def builtin_flows() -> list[Flow]:
                                f"{type(error).__name__}: {error}") from error
         if not hasattr(module, "FLOWS"):
             raise BackendError(f"backends/{backend}/flows.py defines no FLOWS (a list of Flow)")
+        # Expectations that hold on this host only (e.g. OpenVINO's on native-bf16 CPUs):
+        # read here, each session, like expectations.toml, never at the module's import.
+        for path in getattr(module, "host_expectation_files", list)():
+            data = data + load(path, path.relative_to(root).as_posix()
+                               if path.is_relative_to(root) else str(path))
         for flow in checked_flows(module.FLOWS, f"FLOWS in backends/{backend}/flows.py is"):
             flows.append(replace(flow, expectations=flow.expectations + data))
     flows.extend(entry_point_flows())
