@@ -312,6 +312,12 @@ def sweep_of(*outcomes, flow="f"):
     ([(None, 0.3, 25.0), ("fail_mismatch", 2.0, 9.0)], 20.0, "non-strict", ()),
     # a failure at another stage at some seeds only: non-strict, with that status
     ([(None, 0.1, None), ("fail_run", None, None)], None, "non-strict", ()),
+    # a wrong answer at 20 of 21 seeds, passing at one: strict (the rare pass is news)
+    ([("fail_mismatch", 3.0, 5.0)] * 20 + [(None, 0.9, 24.0)], 20.0, "strict", ()),
+    # ... at 9 of 10 seeds: each outcome a tenth or more, the inputs decide: non-strict
+    ([("fail_mismatch", 3.0, 5.0)] * 9 + [(None, 0.9, 24.0)], 20.0, "non-strict", ()),
+    # ... at 8 of 9 seeds: too few seeds to call the pass rare: non-strict
+    ([("fail_mismatch", 3.0, 5.0)] * 8 + [(None, 0.9, 24.0)], 20.0, "non-strict", ()),
     # passes everywhere: nothing to declare
     ([(None, 0.1, None)] * 3, None, "pass", ()),
 ])
