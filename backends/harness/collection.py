@@ -146,8 +146,8 @@ class Collection:
             path, _, rest = arg.partition("::")
             resolved = (here / path).resolve()
             if rest:
-                narrowed.add(resolved.relative_to(root).as_posix() if root in resolved.parents
-                             else path)
+                narrowed.add(resolved.relative_to(root).as_posix()
+                             if resolved.is_relative_to(root) else path)
             elif backends_dir().parent == root:  # entries' file paths are the repository's
                 folders.append(resolved)
         lines: dict[str, None] = {}

@@ -123,13 +123,9 @@ def entries_naming_nothing(expectations: Expectations, flow: str, cases: dict[st
                              f"from {', '.join(whole)}: rename it to the test it means, or "
                              f"delete it")
         elif "*" not in file_pattern and "?" not in file_pattern \
-                and any(_under(root / file_pattern, folder) for folder in folders) \
+                and any((root / file_pattern).is_relative_to(folder) for folder in folders) \
                 and not (root / file_pattern).exists():
             lines.append(f"{entry.source}: [[{entry.kind}]] names {entry.case!r}, but "
                          f"{file_pattern} does not exist: rename it to the file it means, "
                          f"or delete it")
     return lines
-
-
-def _under(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents

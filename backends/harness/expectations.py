@@ -33,6 +33,7 @@ Torch-free: read at collection time.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -64,8 +65,14 @@ class ExpectationsError(ValueError):
 def matches(pattern: str, text: str) -> bool:
     """`*` is any text and `?` one character; everything else is literal, so a case id's
     own brackets (`test_add[float16]`) need no escaping."""
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, text, re.DOTALL) is not None
+    return _compiled(pattern).fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern:
+    """Each pattern once: collection matches every entry against every collected case."""
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
+                              for c in pattern), re.DOTALL)
 
 
 @dataclass(frozen=True)
