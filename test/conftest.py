@@ -92,6 +92,7 @@ class SuiteRun:
         self.ret = result.ret
         self.stdout = result.stdout.str()
         self.stderr = result.stderr.str()
+        self.report_path = report_path
         self.report = json.loads(report_path.read_text()) if report_path.exists() else None
 
     @property

@@ -556,15 +556,17 @@ def test_a_fail_entry_reads_one_status_or_a_list(tmp_path):
     assert ex.load(write(tmp_path, ex.dump(listed, "b"))).entries[0].statuses == entry.statuses
     for bad, said in (('[]', "needs a 'status'"), ('["fail_run", "fail_run"]', "listed twice"),
                       ('["fail_run", "xpass"]', "'xpass' is not a failure"),
-                      ('"fail_nothing"', "unknown status 'fail_nothing'")):
+                      ('"fail_nothing"', "unknown status 'fail_nothing'"),
+                      ('["fail_run", "fail_infra"]', "fail_infra .* no entry may declare it")):
         with pytest.raises(ex.ExpectationsError, match=said):
             ex.load(write(tmp_path, f'[[fail]]\nflows = ["f"]\ncase = "c"\nreason = "r"\n'
                                     f'status = {bad}\n'))
     # An entry without statuses (a flow defined in code) covers any stage's failure, but
-    # never a crash or a timeout.
+    # never a crash, a timeout or an infrastructure failure (a lost runner device).
     anything = ex.Expectation("fail", ("f",), "c", "r")
     assert anything.covers(Status.FAIL_LOWER) and anything.covers(Status.FAIL_MISMATCH)
     assert not anything.covers(Status.FAIL_CRASH) and not anything.covers(Status.FAIL_TIMEOUT)
+    assert not anything.covers(Status.FAIL_INFRA)
 
 
 def test_entries_that_cannot_mean_what_they_say_are_refused_for_their_flow(tmp_path):

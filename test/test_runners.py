@@ -27,8 +27,14 @@ import pytest
 import torch
 
 from etsuite.backends.harness import device_agent, exchange
-from etsuite.backends.harness.runner_pool import DevicePool, PoolExhausted
+from etsuite.backends.harness.runner_pool import (
+    LOCKS_ENV,
+    DevicePool,
+    PoolExhausted,
+    device_lock_folder,
+)
 from etsuite.backends.harness.runners import SpecError, adb_commands, parse_spec, split_specs
+from etsuite.tools import summary
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 NEEDS_SSHD = ("the runner tests need OpenSSH's server: apt-get install -y openssh-server "
@@ -279,7 +285,7 @@ def test_a_pool_loses_a_stopped_device_and_finishes_on_the_other(pytester, run_s
     assert len(records) == 4, run.stdout + run.stderr
     lost = [r for r in records if r["status"] != "pass"]
     assert len(lost) == 1, [(r["test_id"], r["status"], r["error"]) for r in records]
-    assert lost[0]["status"] == "fail_run"
+    assert lost[0]["status"] == "fail_infra"
     assert lost[0]["error"].startswith(f"runner lost: {doomed.name} (ssh exited 255")
     assert lost[0]["runtime"] == doomed.name
     assert lost[0]["rerun"] is None and not lost[0]["flaky"]  # not the program's fault
@@ -287,6 +293,83 @@ def test_a_pool_loses_a_stopped_device_and_finishes_on_the_other(pytester, run_s
     assert f"runner {doomed.name} was lost during the run" in run.stdout
     assert "(a pool of 2, one program per device at a time)" in run.stdout
     assert run.ret == 1
+
+
+# A flow of the portable program that is declared to fail at run, for a runner that
+# fails: the entry must not absorb what the runner's failure is.
+DECLARED_RUN_CONFTEST = """
+import dataclasses
+from pathlib import Path
+
+from etsuite.backends.harness.expectations import load
+from etsuite.backends.portable.flows import PORTABLE
+
+
+def pytest_etsuite_flows(config):
+    data = load(Path(__file__).parent / "expectations.toml", "expectations.toml")
+    return [dataclasses.replace(PORTABLE, name="declared_run", backend="selftest",
+                                expectations=data)]
+"""
+DECLARED_RUN = """\
+[[fail]]
+flows = ["declared_run"]
+case = "*::test_scale*"
+status = "fail_run"
+reason = "declared to fail at run on the device"
+"""
+
+
+def test_a_lost_device_is_fail_infra_which_no_entry_absorbs(pytester, run_suite, tmp_path):
+    """A device nobody answers on (ssh to a closed port) and a command that answers
+    nothing the exchange format reads: both fail_infra, never rerun, and a declared
+    fail_run entry on the same cases does not turn them into xfail. The summary counts
+    them apart from the program's failures and out of every rate."""
+    pytester.makeconftest(DECLARED_RUN_CONFTEST)
+    (pytester.path / "expectations.toml").write_text(DECLARED_RUN)
+    pytester.makepyfile(test_pool=POOL_PROGRAMS)
+    closed = f"ssh://127.0.0.1:{free_port()}?connect_timeout=3"
+    for runner, error in ((closed, "runner lost: ssh://127.0.0.1:"),
+                          ("cmd:exit 3 {pte}", "runner cmd:exit 3 {pte} gave no answer: "
+                                               "the command exited 3")):
+        run = run_suite("--flow", "declared_run", "-p", "no:xdist", "-k", "test_scale and 1",
+                        "--runner", f"declared_run={runner}")
+        (record,) = run.records()
+        assert (record["status"], record["stage"]) == ("fail_infra", "run"), record
+        assert record["error"].startswith(error), record
+        assert record["rerun"] is None and record["declared_by"] == "expectations.toml:1"
+        assert run.outcome("test_scale[declared_run-1]") == "failed"
+        assert "but subtest 0 ended fail_infra: that entry does not cover it" in run.stdout
+    summary_md = tmp_path / "s.md"
+    assert summary.main([str(run.report_path), "--output", str(summary_md)]) == 0
+    text = summary_md.read_text()
+    assert "0 passing, 0 failing, 1 failed for the runner's device or connection" in text
+    assert "no test reached a verdict; 1 without one: 1 infrastructure failures" in text
+
+
+def test_device_locks_are_shared_by_every_session_of_the_user(tmp_path, monkeypatch):
+    """Two runs (two pool folders, as two sessions in two checkouts have) take turns on
+    one device, while a device lost in one run is still live in the other."""
+    monkeypatch.setenv(LOCKS_ENV, str(tmp_path / "locks"))
+    assert device_lock_folder() == str(tmp_path / "locks")
+    context = multiprocessing.get_context("fork")
+    started, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold, args=(str(tmp_path / "run1"), "ssh://d1",
+                                                 started, release))
+    holder.start()
+    try:
+        assert started.wait(30)
+        other_run = DevicePool(str(tmp_path / "run2"))
+        with other_run.acquire(["ssh://d1", "ssh://d2"]) as (name, _):
+            assert name == "ssh://d2"  # d1 is busy in the other session
+    finally:
+        release.set()
+        holder.join(30)
+    DevicePool(str(tmp_path / "run1")).mark_lost("ssh://d1", "no answer")
+    with other_run.acquire(["ssh://d1"]) as (name, _):
+        assert name == "ssh://d1"
+    monkeypatch.delenv(LOCKS_ENV)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert device_lock_folder().endswith(f"etsuite-devices-{os.getuid()}")
 
 
 def test_process_runner_contains_a_native_abort(programs, run_suite, monkeypatch):

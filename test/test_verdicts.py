@@ -217,7 +217,7 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     assert book.for_dtype(torch.float32).name.startswith("int8")
 
 
-def test_an_output_of_another_shape_has_no_rule_and_no_ratio():
+def test_an_output_of_another_shape_or_dtype_has_no_rule_and_no_ratio():
     """Its statistics say nothing was measured; the JSON keeps the three keys it always had."""
     import torch
 
@@ -230,3 +230,9 @@ def test_an_output_of_another_shape_has_no_rule_and_no_ratio():
     shape, same = (statistics.to_dict() for statistics in judged.statistics)
     assert shape == {"max_abs_error": None, "mean_abs_error": None, "sqnr_db": None}
     assert same["error_ratio"] == 0 and same["rule"] == FP32.name
+    # The same values in another dtype (a runner that wrote int32 for int64 indices).
+    indices = torch.arange(4)
+    judged = compare_outputs((indices, values), [indices.to(torch.int32), values.clone()],
+                             RuleBook(FP32))
+    assert not judged.matched and judged.message == "output 0: dtype int32 != expected int64"
+    assert judged.statistics[0].to_dict()["max_abs_error"] is None

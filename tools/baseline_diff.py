@@ -45,9 +45,9 @@ def compare(current: Merged, baseline: Merged) -> Changes:
         was = before.get(nodeid)
         if was is None:
             changes.new.append(Change(nodeid, None, now))
-        elif was.status in st.PASSING and now.status in st.FAILING:
+        elif was.status in st.PASSING and now.status in st.VERDICT_FAILING:
             changes.regressions.append(Change(nodeid, was, now))
-        elif was.status in st.FAILING and now.status in st.PASSING:
+        elif was.status in st.VERDICT_FAILING and now.status in st.PASSING:
             changes.fixes.append(Change(nodeid, was, now))
         elif was.status != now.status:
             changes.other.append(Change(nodeid, was, now))

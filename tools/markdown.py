@@ -55,6 +55,7 @@ CELL = {
     Status.FAIL_MISMATCH: "❌ mismatch",
     Status.FAIL_CRASH: "💥 crash",
     Status.FAIL_TIMEOUT: "⏰ timeout",
+    Status.FAIL_INFRA: "🔌 infra",
     Status.FAIL_TEST: "❌ test",
     Status.ERROR: "❗ error",
     Status.XPASS: "❗ xpass",
@@ -68,7 +69,8 @@ CELL = {
 LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quantized; ✅ float, "
           "the quantizer left them in floating point; ✅ int+float, some of each) · "
           "🟡 pass, but the backend took no node · ❌ failed at the named stage · "
-          "💥 crash · ⏰ timeout · ❗ error in setup/teardown or unexpected pass · "
+          "💥 crash · ⏰ timeout · 🔌 the runner's device or connection failed, not the "
+          "program · ❗ error in setup/teardown or unexpected pass · "
           "➖ expected failure · ⏩ skipped (invalid: the test itself is broken) · "
           "📦 lowered, no runtime on this host · 🚫 backend unavailable · "
           "blank: not in these reports")
@@ -96,9 +98,10 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     results = merged.results
     counts = Counter(r.status for r in results)
     passing = sum(counts[s] for s in st.PASSING)
-    failing = sum(counts[s] for s in st.FAILING)
+    failing = sum(counts[s] for s in st.VERDICT_FAILING)
+    infra = counts[Status.FAIL_INFRA]
     xfail = counts[Status.XFAIL]
-    other = len(results) - passing - failing - xfail
+    other = len(results) - passing - failing - infra - xfail
     subtests = sum(len(r.records) for r in results)
     rate = st.pass_rate(passing, failing)
     total = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged)))
@@ -110,6 +113,8 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
     lines = [
         f"- **Tests:** {len(results)} ({plural(subtests, 'subtest')}): {passing} passing, "
         f"{failing} failing{f' ({flaky} of them flaky)' if flaky else ''}, "
+        + (f"{infra} failed for the runner's device or connection, not the program "
+           f"(fail_infra: failing the run, counted in no rate), " if infra else "") +
         f"{plural(xfail, 'expected failure')}"
         f"{f' ({declared[Status.XFAIL]} of them non-strict)' if declared[Status.XFAIL] else ''}, "
         f"{other} skipped, unavailable or not run",

@@ -50,6 +50,7 @@ STATUS_STYLE: dict[Status, tuple[str, str, str]] = {
     Status.FAIL_MISMATCH: ("#f79009", "#1d1d1d", "mismatch"),
     Status.FAIL_CRASH: ("#6e0c0c", "#ffffff", "crash"),
     Status.FAIL_TIMEOUT: ("#7a2e0e", "#ffffff", "timeout"),
+    Status.FAIL_INFRA: ("#475467", "#ffffff", "infra"),
     Status.FAIL_TEST: ("#9e2a2b", "#ffffff", "test failed"),
     Status.ERROR: ("#5b2333", "#ffffff", "error"),
     Status.XPASS: ("#c11574", "#ffffff", "xpass"),

@@ -30,6 +30,11 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 _STRICT_XPASS = "[XPASS(strict)]"
 
 
+# Failures that judge the program: every failing status but fail_infra (a lost runner
+# device says nothing about the program, so rates leave it out and say so).
+VERDICT_FAILING = FAILING - {Status.FAIL_INFRA}
+
+
 def column_of(status: Status) -> Status:
     return SKIP_COLUMN if status in SKIP_STATUSES else status
 
@@ -62,4 +67,4 @@ def pass_rate(passing: int, failing: int) -> float | None:
     return passing / decided if decided else None
 
 
-__all__ = ["FAILING", "PASSING", "Status", "classify", "column_of", "pass_rate"]
+__all__ = ["FAILING", "PASSING", "VERDICT_FAILING", "Status", "classify", "column_of", "pass_rate"]

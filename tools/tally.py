@@ -74,7 +74,8 @@ class FlowRow:
 
     @property
     def failing(self) -> int:
-        return sum(self.counts[s] for s in st.FAILING)
+        """Failures that are verdicts about the program (fail_infra is not one)."""
+        return sum(self.counts[s] for s in st.VERDICT_FAILING)
 
     @property
     def pass_rate(self) -> float | None:
@@ -110,9 +111,11 @@ class FlowRow:
 
 
 # Why a test has no verdict, in the order a reader asks: it could not run here, it was
-# skipped, or it is a declared expected failure. Keys are FlowRow.counts' columns.
+# skipped, it is a declared expected failure, or the runner failed (not the program).
+# Keys are FlowRow.counts' columns.
 NO_VERDICT = (("not run", (Status.LOWERED_NOT_RUN,)), ("unavailable", (Status.UNAVAILABLE,)),
-              ("skipped", (st.SKIP_COLUMN,)), ("xfail", (Status.XFAIL,)))
+              ("skipped", (st.SKIP_COLUMN,)), ("xfail", (Status.XFAIL,)),
+              ("infrastructure failures", (Status.FAIL_INFRA,)))
 
 
 def non_delegating(merged: Merged) -> set[str]:

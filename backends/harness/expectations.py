@@ -198,8 +198,9 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
                        dtype=dtype, rule=rule, strict=raw.get("strict", True))
 
 
-# Statuses no entry may declare: not a failure of the flow's program.
-UNDECLARABLE = frozenset({Status.XPASS, Status.FAIL_TEST, Status.ERROR})
+# Statuses no entry may declare: not a failure of the flow's program (fail_infra: the
+# runner's device or its connection failed, which says nothing about the program).
+UNDECLARABLE = frozenset({Status.XPASS, Status.FAIL_TEST, Status.ERROR, Status.FAIL_INFRA})
 # Failures an entry covers only when it names them (an entry without statuses does not).
 NAMED_ONLY = frozenset({Status.FAIL_CRASH, Status.FAIL_TIMEOUT})
 
@@ -215,6 +216,10 @@ def _statuses(value, where: str) -> tuple[Status, ...]:
             status = Status(name)
         except ValueError:
             raise ExpectationsError(f"{where}: unknown status {name!r}") from None
+        if status is Status.FAIL_INFRA:
+            raise ExpectationsError(f"{where}: fail_infra (a lost runner device, a runner that "
+                                    f"cannot start) is never a verdict about the program, so "
+                                    f"no entry may declare it: fix the runner")
         if status not in FAILING or status in UNDECLARABLE:
             raise ExpectationsError(f"{where}: status {status.value!r} is not a failure a flow "
                                     f"can be expected to have")

@@ -1,6 +1,7 @@
-"""Whether a program's outputs match eager PyTorch under the flow's rule (tolerance.py),
-with per-output error statistics (max/mean abs error, SQNR, error in units of the bound)
-and one line that says which rule judged and by how much it passed or failed."""
+"""Whether a program's outputs match eager PyTorch under the flow's rule (tolerance.py):
+the same number, shapes and dtypes first, then the values, with per-output error
+statistics (max/mean abs error, SQNR, error in units of the bound) and one line that says
+which rule judged and by how much it passed or failed."""
 
 from __future__ import annotations
 
@@ -105,6 +106,10 @@ def _ratio(judged: _Judged) -> float:
     return math.inf if ratio is None else ratio
 
 
+def _dtype_name(tensor: torch.Tensor) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
+
+
 def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comparison:
     """Judge each output by the rule for its dtype; the margin named is the worst
     output's (the first failing one, else the one nearest its bound)."""
@@ -120,6 +125,11 @@ def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comp
         if ref.shape != got.shape:
             statistics.append(OutputStatistics(judged=False))
             problems.append(f"output {index}: shape {tuple(got.shape)} != expected {tuple(ref.shape)}")
+            continue
+        if ref.dtype != got.dtype:  # equal values in another dtype are still a wrong answer
+            statistics.append(OutputStatistics(judged=False))
+            problems.append(f"output {index}: dtype {_dtype_name(got)} != expected "
+                            f"{_dtype_name(ref)}")
             continue
         rule = book.for_dtype(ref.dtype)
         judged = _judge(ref, got, rule)

@@ -509,10 +509,14 @@ class Replay:
             return Status.SKIP_INVALID
         try:
             loaded = self.runtime.load(self.program)
+        except RuntimeVerdict as verdict:  # decided by the runtime (a lost device: fail_infra)
+            return verdict.status
         except Exception:  # noqa: BLE001 - a failing stage is the answer
             return Status.FAIL_LOAD
         try:
             actual = self.runtime.execute(loaded, flat)
+        except RuntimeVerdict as verdict:
+            return verdict.status
         except Exception:  # noqa: BLE001
             return Status.FAIL_RUN
         return Status.PASS if compare_outputs(expected, actual, self.rules).matched \

@@ -2,11 +2,13 @@
 forked test children): at most one program per device at a time, a test waits for a
 free device, and a device that stops answering is taken out for the rest of the run.
 
-The state is files in one run-scoped folder, so that it needs no server and survives
-any process: a device's lock is `fcntl.flock` on `<device>.lock` (the kernel releases it
-when its holder dies, even by SIGKILL at a time limit), and a lost device is a file
-`<device>.lost` holding the reason, which every process reads before it picks one.
-Torch-free.
+The state is files, so that it needs no server and survives any process. A device's
+lock is `fcntl.flock` on `<device>.lock` in one folder per user and host
+(`device_lock_folder()`), so every session of the user takes turns on a device, not only
+the processes of one run; the kernel releases a lock when its holder dies, even by SIGKILL
+at a time limit. A lost device is a file `<device>.lost` holding the reason, in the run's
+own folder (a device lost in one run is tried afresh by the next), which every process of
+the run reads before it picks one. Torch-free.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import fcntl
 import os
 import re
+import tempfile
 import time
 from typing import Iterator, Sequence
 
@@ -28,12 +31,32 @@ def device_file(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:120] or "device"
 
 
+# Overrides where device locks live (tests give each of their runs a folder of its own).
+LOCKS_ENV = "ETSUITE_DEVICE_LOCKS"
+
+
+def device_lock_folder() -> str:
+    """The folder of device locks shared by every session of this user on this host:
+    $ETSUITE_DEVICE_LOCKS, else $XDG_RUNTIME_DIR/etsuite-devices, else
+    <tmp>/etsuite-devices-<uid>."""
+    if os.environ.get(LOCKS_ENV):
+        return os.environ[LOCKS_ENV]
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime_dir and os.path.isdir(runtime_dir):
+        return os.path.join(runtime_dir, "etsuite-devices")
+    return os.path.join(tempfile.gettempdir(), f"etsuite-devices-{os.getuid()}")
+
+
 class DevicePool:
-    def __init__(self, folder: str):
+    """`folder`: the run's lost marks; `lock_folder`: the user's device locks."""
+
+    def __init__(self, folder: str, lock_folder: str | None = None):
         self.folder = folder
+        self.lock_folder = lock_folder or device_lock_folder()
 
     def _path(self, name: str, suffix: str) -> str:
-        return os.path.join(self.folder, f"{device_file(name)}.{suffix}")
+        folder = self.lock_folder if suffix == "lock" else self.folder
+        return os.path.join(folder, f"{device_file(name)}.{suffix}")
 
     def _read_lost(self, path: str) -> tuple[str, str] | None:
         """(device name, reason) from a lost mark: its first line and the rest."""
@@ -76,6 +99,8 @@ class DevicePool:
         Without `exclusive` (a fresh local process per program) nothing is locked."""
         started = time.monotonic()
         os.makedirs(self.folder, exist_ok=True)
+        if exclusive:
+            os.makedirs(self.lock_folder, mode=0o700, exist_ok=True)
         while True:
             live = [name for name in names if self.lost(name) is None]
             if not live:

@@ -11,7 +11,9 @@ Every kind exchanges the same files (exchange.py). `RunnerRuntime` is the Runtim
 (runtimes.py) over one or more specs; several specs are a pool (runner_pool.py).
 What a device answers decides the subtest: "missing" -> lowered_not_run naming the
 runner, a process killed by a signal -> fail_crash, a device that does not answer ->
-fail_run "runner lost: <spec>" and the device leaves the pool. Torch-free at import.
+fail_infra "runner lost: <spec>" and the device leaves the pool, an answer the exchange
+format cannot read (a runner that cannot start) -> fail_infra. fail_infra is about the
+machinery, not the program: no expectations entry absorbs it. Torch-free at import.
 """
 
 from __future__ import annotations
@@ -366,8 +368,8 @@ def _exchange_adb(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
 
 
 def _lost(what: str) -> RuntimeVerdict:
-    """The test's device stopped answering: fail_run, the device named."""
-    return RuntimeVerdict(Status.FAIL_RUN, f"runner lost: {what}", stage="run", rerun=False)
+    """The test's device stopped answering: fail_infra, the device named."""
+    return RuntimeVerdict(Status.FAIL_INFRA, f"runner lost: {what}", stage="run", rerun=False)
 
 
 EXCHANGES = {"process": _exchange_process, "ssh": _exchange_ssh, "cmd": _exchange_cmd,
@@ -452,7 +454,9 @@ class RunnerRuntime:
         try:
             manifest = exchange.read_manifest(reply.folder)
         except exchange.ExchangeError as error:
-            raise RuntimeError(f"runner {name}: {reply.exit_detail or error}") from None
+            raise RuntimeVerdict(Status.FAIL_INFRA, f"runner {name} gave no answer: "
+                                 f"{reply.exit_detail or error}", stage="run",
+                                 rerun=False) from None
         spent = {k: float(v) for k, v in (manifest.get("timings") or {}).items()
                  if k in ("startup", "load", "run") and isinstance(v, (int, float))}
         execution.timings.update(spent)

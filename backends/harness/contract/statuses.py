@@ -23,6 +23,7 @@ class Status(str, enum.Enum):
     FAIL_MISMATCH = "fail_mismatch"
     FAIL_CRASH = "fail_crash"
     FAIL_TIMEOUT = "fail_timeout"
+    FAIL_INFRA = "fail_infra"        # the machinery, not the program: a lost runner device
     FAIL_TEST = "fail_test"
     ERROR = "error"
     XPASS = "xpass"
@@ -55,7 +56,7 @@ PASSING = frozenset({Status.PASS, Status.PASS_UNDELEGATED})
 FAILING = frozenset({
     Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE, Status.FAIL_LOAD,
     Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_CRASH, Status.FAIL_TIMEOUT,
-    Status.FAIL_TEST, Status.ERROR, Status.XPASS,
+    Status.FAIL_INFRA, Status.FAIL_TEST, Status.ERROR, Status.XPASS,
 })
 SKIPPING = frozenset({
     Status.SKIP_INVALID, Status.SKIP_UNSUPPORTED, Status.SKIP, Status.LOWERED_NOT_RUN,
