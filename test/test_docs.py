@@ -223,7 +223,8 @@ def test_an_unknown_make_target_is_found(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("Run `make test`, `make test-xnnpack SHARD=1/2`, `make .tools/bin/tox`;\n"
                     "make it so (prose, not a command).\n"
-                    "```sh\nmake SUITE=llm test-portable\nmake tset\nmake test-<backend>\nmake sweep-<b>\n```\n")
+                    "```sh\nmake SUITE=llm test-portable\nmake tset\n"
+                    "make test-<backend>\nmake sweep-<b>\n```\n")
     targets = makefile_targets(makefile)
     assert {"test", "test-%", ".tools/bin/tox"} <= targets
     named = make_targets_named([page], tmp_path)
