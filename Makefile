@@ -120,7 +120,7 @@ page: $(TOX)
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
 
-# The warm process (README, "The warm process"): `make warm` starts the one of a backend's
+# The warm process (docs/how-to/use-the-warm-process.md): `make warm` starts the one of a backend's
 # environment (WARM_ENV, default xnnpack) for this checkout; runs then use it with
 # ETSUITE_WARM=1 (or pytest --warm), e.g. ETSUITE_WARM=1 make test-xnnpack ARGS=...
 WARM_ENV ?= xnnpack

@@ -383,8 +383,8 @@ def case_names_of(merged: reports.Merged) -> set[str]:
 
 @pytest.mark.parametrize("count", [10_000, 40_000])
 def test_many_tests_stay_interactive(browser, tmp_path, count):
-    """A merge of real reports repeated under renamed node ids (page_scale, the README's
-    measure): light, quick, and every cell still opens its record."""
+    """A merge of real reports repeated under renamed node ids (page_scale, the measure in
+    docs/measurements.md): light, quick, and every cell still opens its record."""
     inputs = page_scale.repeat_reports(list(page_scale.DEFAULT_SOURCES), count, tmp_path / "in")
     big = load(*inputs)
     assert len(big.results) == count

@@ -7,7 +7,7 @@ out). Playwright would download its own browser build, which the CI machines can
 
 `python -m etsuite.tools.headless PAGE [--screenshot PNG]` opens a page, waits until its
 script says it is ready, and prints how long that took: the measure of the page's load
-time quoted in the README.
+time in docs/measurements.md.
 """
 
 from __future__ import annotations

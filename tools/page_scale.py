@@ -6,10 +6,10 @@ repeated under renamed node ids (`test_add` -> `test_add_r7s1`, in the node id, 
 ids and their repro commands), so every copy is a new test case with a real record. Then it
 times what a merge job does with it: the markdown summary, the page, and the page opened in
 headless Chromium at 1440x900 until its script says it is usable. It prints one line per
-figure; the README quotes them and issue 25 asked for them before and after.
+figure; docs/measurements.md logs them and issue 25 asked for them before and after.
 
-The browser tests build their 40,000-test page with `repeat_reports` too, so what the README
-quotes and what the tests check come from the same input.
+The browser tests build their 40,000-test page with `repeat_reports` too, so what the docs
+quote and what the tests check come from the same input.
 """
 
 from __future__ import annotations

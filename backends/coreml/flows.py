@@ -20,7 +20,7 @@ serialization; lowering coverage is still measured. With a runtime that register
 
 Cost: `CoreMLQuantizer.annotate` builds its pattern graphs anew on every call: 405 strict
 `torch.export`s of small conv/linear/batch-norm/binary-op x activation patterns, 99% of the
-quantize stage (its time before and after: README, "Benchmark and speed"). No public
+quantize stage (its time before and after: docs/measurements.md). No public
 option skips them (every registered annotator runs for every config). The quantizer factory
 here therefore builds the quantizer once per process, and the harness memoizes the
 pattern graphs through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module`

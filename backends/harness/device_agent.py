@@ -1,5 +1,5 @@
-"""The device-side agent: executes one job of the exchange format (README, "Running
-programs elsewhere") with the ExecuTorch runtime where it runs, and writes the outputs
+"""The device-side agent: executes one job of the exchange format
+(docs/reference/exchange-format.md) with the ExecuTorch runtime where it runs, and writes the outputs
 in the same format.
 
 It is one file that needs only the Python standard library, `torch` and `executorch` (no

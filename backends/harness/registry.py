@@ -148,8 +148,8 @@ def backend_of_test_folder(path: Path) -> str | None:
 @functools.lru_cache(maxsize=None)
 def _backend_of_folder(folder: str) -> str | None:
     """Per folder, since every collected item asks, and resolving the paths again for
-    each of a backend's thousands of items slows collection (README, "Benchmark and
-    speed")."""
+    each of a backend's thousands of items slows collection
+    (docs/explanation/start-up-and-speed.md)."""
     try:
         parts = Path(folder).resolve().relative_to(backends_dir().resolve()).parts
     except ValueError:

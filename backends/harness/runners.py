@@ -1,6 +1,6 @@
 """Runners: a flow's runtime that executes the program somewhere else and brings the
 outputs back, so that the host lowers and judges while the machine with the backend's
-runtime executes. A runner is chosen by a spec (README, "Running programs elsewhere"):
+runtime executes. A runner is chosen by a spec (docs/how-to/run-programs-elsewhere.md):
 
     process                          a fresh local process with this host's runtime
     ssh://[user@]host[:port][?opts]  a host over ssh, running device_agent.py there
@@ -340,7 +340,8 @@ def adb_commands(spec: RunnerSpec, local_job: str, names: list[str], local_out: 
 
 
 def _exchange_adb(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
-    """Not exercised on this project's machine (no device): see README."""
+    """Not exercised on this project's machine (no device): see
+    docs/how-to/run-programs-elsewhere.md."""
     scratch = tempfile.mkdtemp(prefix="etsuite-adb-")
     job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
     exchange.write_folder(job, files)

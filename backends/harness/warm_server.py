@@ -1,7 +1,7 @@
 """The warm process: one per checkout, environment and user, holding torch, executorch,
 pytest's plugins and the flows' modules imported and the warm-up's memos filled (portable
 and the four XNNPACK operator flows), so that a run pays start-up once instead of every
-time (README, "The warm process").
+time (docs/how-to/use-the-warm-process.md).
 
     python -m etsuite.backends.harness.warm_server SOCKET ROOTDIR   (started by warm_client)
 
