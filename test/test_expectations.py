@@ -15,6 +15,7 @@ from etsuite.backends.harness.contract.record import error_headline
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.registry import builtin_flows
+from etsuite.backends.harness.upkeep import declare
 from etsuite.tools import summary
 
 EXPECTATIONS = """\
@@ -179,7 +180,7 @@ def test_tolerance_overrides_apply_per_flow_case_and_dtype(tmp_path):
     assert book.for_dtype("torch.float16").min_sqnr_db == INT8.min_sqnr_db
     assert data.tolerances("xnnpack_static_int8_per_tensor", "a.py::test_softmax") == ()
     assert data.tolerances("portable", "a.py::test_log_softmax") == ()
-    again = ex.load(write(tmp_path, ex.dump(data, "x")), "y.toml")  # the updater keeps them
+    again = ex.load(write(tmp_path, declare.dump(data, "x")), "y.toml")  # the updater keeps them
     assert [(e.dtype, e.rule, e.reason) for e in again.entries] == \
         [(e.dtype, e.rule, e.reason) for e in data.entries]
 
@@ -228,7 +229,7 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
                "--json-report", f"--json-report-file={report}")
     current = ex.load(pytester.path / "expectations.toml")
-    result = ex.updated(current, ex.observe([report], "selftest"))
+    result = declare.updated(current, declare.observe([report], "selftest"))
     fails = {e.case: e for e in result.entries if e.kind == "fail"}
     # kept with its hand-written reason; status corrected; the fixed one removed.
     assert fails["*::test_fails_at_run"].reason == "outputs shifted on purpose"
@@ -244,9 +245,9 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     elsewhere = ex.Expectations((ex.Expectation(
         "fail", ("shifting",), "*::test_must_delegate", "host-dependent", source="x.toml:1"),))
     assert "test_cases.py::test_must_delegate" not in {
-        e.case for e in ex.updated(current, ex.observe([report], "selftest"), elsewhere).entries}
+        e.case for e in declare.updated(current, declare.observe([report], "selftest"), elsewhere).entries}
     # what it writes reads back the same
-    again = ex.load(write(tmp_path, ex.dump(result, "selftest")))
+    again = ex.load(write(tmp_path, declare.dump(result, "selftest")))
     assert [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in again.entries] == \
         [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in sorted(
             result.entries, key=lambda e: ex.KINDS.index(e.kind))]
@@ -262,7 +263,7 @@ def test_case_id_removes_only_the_flow():
 def test_update_command_refuses_bad_input(tmp_path):
     """The command behind `make update-expectations`: unknown backend and missing report
     are usage errors (the rewrite itself is tested above on a real report)."""
-    from etsuite.backends.harness import update_expectations as cli
+    from etsuite.backends.harness.upkeep import update_expectations as cli
 
     with pytest.raises(SystemExit) as unknown:
         cli.main(["--backend", "nosuch", str(tmp_path / "r.json")])
@@ -553,7 +554,7 @@ def test_a_fail_entry_reads_one_status_or_a_list(tmp_path):
     (entry,) = listed.entries
     assert entry.statuses == (Status.FAIL_RUN, Status.FAIL_CRASH)
     assert entry.covers(Status.FAIL_CRASH) and not entry.covers(Status.FAIL_MISMATCH)
-    assert ex.load(write(tmp_path, ex.dump(listed, "b"))).entries[0].statuses == entry.statuses
+    assert ex.load(write(tmp_path, declare.dump(listed, "b"))).entries[0].statuses == entry.statuses
     for bad, said in (('[]', "needs a 'status'"), ('["fail_run", "fail_run"]', "listed twice"),
                       ('["fail_run", "xpass"]', "'xpass' is not a failure"),
                       ('"fail_nothing"', "unknown status 'fail_nothing'"),

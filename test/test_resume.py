@@ -7,10 +7,9 @@ import json
 import pytest
 
 from conftest import run_forked
-from etsuite.backends.harness import expectations as ex
-from etsuite.backends.harness import stability
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.stream import facts_of_header
+from etsuite.backends.harness.upkeep import declare, sweeps
 from etsuite.tools import reports
 
 CASES = """
@@ -121,7 +120,7 @@ def test_resume_refuses_another_selection_and_starts_afresh_without_a_stream(kil
 
 def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run):
     pytester, before = killed_run
-    seed, tests = stability.tests_in(pytester.path / STREAM)
+    seed, tests = sweeps.tests_in(pytester.path / STREAM)
     tests = dict(tests)
     # test_c was running when the session died: not finished, not observed; the crash of
     # test_a2 ended that test only, so it counts.
@@ -129,7 +128,7 @@ def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run
     assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
     header = json.loads((pytester.path / STREAM).read_text().splitlines()[0])
     assert seed == facts_of_header(header)["seed"]
-    seen = ex.observe([pytester.path / STREAM], "portable")
+    seen = declare.observe([pytester.path / STREAM], "portable")
     (passed,) = seen[("test_cases.py::test_a", "portable")].outcomes
     assert passed.status is None and passed.seed == seed
     (crash,) = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")].outcomes

@@ -12,13 +12,13 @@ import torch
 
 from conftest import run_forked
 from etsuite.backends.harness import expectations as ex
-from etsuite.backends.harness import stability
-from etsuite.backends.harness import sweep as sweep_cli
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.runner_fixture import seed_everything
 from etsuite.backends.harness.seeds import derive_seed
 from etsuite.backends.harness.tolerance import EXACT
+from etsuite.backends.harness.upkeep import declare, sweeps
+from etsuite.backends.harness.upkeep import stability_report as sweep_cli
 
 CONFTEST = """
 import dataclasses
@@ -147,11 +147,11 @@ def test_a_sweep_declares_what_holds_at_every_seed(tmp_path, capsys):
 
 
 def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
-    sweeps = stability.sweep_of(list(reversed(reports)), "selftest")
-    by_case = {case.split("::")[1]: s for (case, _), s in sweeps.items()}
+    seen = sweeps.sweep_of(list(reversed(reports)), "selftest")
+    by_case = {case.split("::")[1]: s for (case, _), s in seen.items()}
     # each case's seeds by value, whatever order the reports came in (202 after 3)
     assert [o.seed for o in by_case["test_fine"].outcomes] == sorted(seeds)
-    assert sorted([202, None, 3, 30], key=stability.seed_order) == [3, 30, 202, None]
+    assert sorted([202, None, 3, 30], key=sweeps.seed_order) == [3, 30, 202, None]
     assert by_case["test_always"].strict() and not by_case["test_always"].depends_on_seed
     assert by_case["test_fine"].passes
     for name in ("test_flips", "test_loose"):
@@ -160,8 +160,8 @@ def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
             {seeds[0]: False, seeds[1]: True, seeds[2]: False}
     assert 2 < max(by_case["test_loose"].ratios) < 3.5
     # a second report of one seed (a shard, a rerun) adds nothing twice
-    assert {k: len(s.outcomes) for k, s in stability.sweep_of(reports + reports[:1]).items()} \
-        == {k: 3 for k in sweeps}
+    assert {k: len(s.outcomes) for k, s in sweeps.sweep_of(reports + reports[:1]).items()} \
+        == {k: 3 for k in seen}
     assert sweep_cli.main([str(r) for r in reports]) == 1
     out = capsys.readouterr().out
     assert "## Verdict depends on the seed" in out
@@ -173,7 +173,7 @@ def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
 
 def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports,
                                                                  capsys):
-    result = ex.updated(ex.Expectations(), ex.observe(reports, "selftest"))
+    result = declare.updated(ex.Expectations(), declare.observe(reports, "selftest"))
     by_case = {(e.kind, e.case.split("::")[1]): e for e in result.entries}
     always = by_case[("fail", "test_always")]
     assert always.strict and always.statuses == (ex.Status.FAIL_MISMATCH,)
@@ -186,11 +186,11 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
     assert 3 < scale <= 5.5 and "bound widened from the sweep" in loose.reason
     assert ("fail", "test_loose") not in by_case and ("fail", "test_fine") not in by_case
     # One seed alone cannot tell: what failed there is declared strict.
-    alone = ex.updated(ex.Expectations(), ex.observe(reports[:1], "selftest"))
+    alone = declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest"))
     assert {e.case.split("::")[1]: e.strict for e in alone.entries} == {
         "test_always": True, "test_flips": True, "test_loose": True}
     # Written, read back, and run again at every seed: each run exits 0.
-    (folder.path / "expectations.toml").write_text(ex.dump(result, "selftest"))
+    (folder.path / "expectations.toml").write_text(declare.dump(result, "selftest"))
     loaded = ex.load(folder.path / "expectations.toml")
     assert [(e.kind, e.strict, e.rule) for e in loaded.entries] == \
         [(e.kind, e.strict, e.rule) for e in result.entries]
@@ -219,8 +219,8 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
 
 def a_strict_entry_from_one_seed_fails_another(folder, seeds, reports):
     """What made main red: a strict mismatch written from one seed fails another."""
-    (folder.path / "expectations.toml").write_text(ex.dump(
-        ex.updated(ex.Expectations(), ex.observe(reports[:1], "selftest")), "selftest"))
+    (folder.path / "expectations.toml").write_text(declare.dump(
+        declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest")), "selftest"))
     try:
         result, _ = run_at(folder, seeds[1], "-k", "flips")
         assert result.ret == 1
@@ -283,8 +283,8 @@ def test_a_pinned_seed_is_used_and_reported(tmp_path, monkeypatch):
 
 def sweep_of(*outcomes, flow="f"):
     """A CaseSweep from (status or None, worst error ratio, least SQNR) per seed."""
-    return stability.CaseSweep("c.py::t", flow, [
-        stability.SeedOutcome(seed, None if status is None else ex.Status(status),
+    return sweeps.CaseSweep("c.py::t", flow, [
+        sweeps.SeedOutcome(seed, None if status is None else ex.Status(status),
                               "boom", ratio, sqnr)
         for seed, (status, ratio, sqnr) in enumerate(outcomes, 1)])
 
@@ -322,7 +322,7 @@ def sweep_of(*outcomes, flow="f"):
     ([(None, 0.1, None)] * 3, None, "pass", ()),
 ])
 def test_what_a_sweep_of_one_case_declares(outcomes, floor, kind, rule):
-    decided = ex.declaration(sweep_of(*outcomes), floor)
+    decided = declare.declaration(sweep_of(*outcomes), floor)
     assert (decided.kind, decided.rule) == (kind, rule)
     if kind == "non-strict":
         assert decided.statuses == (next(ex.Status(s) for s, _, _ in outcomes if s),)
@@ -340,15 +340,15 @@ def test_an_exact_outputs_figures_give_no_ratio_to_a_zero_bound():
                              ex.Status.FAIL_MISMATCH if differs else ex.Status.PASS,
                              outputs=[stats])
 
-    sweep = stability.CaseSweep("c.py::t", "f", [
-        stability.outcome_of([exact_record(differs)], seed)
+    sweep = sweeps.CaseSweep("c.py::t", "f", [
+        sweeps.outcome_of([exact_record(differs)], seed)
         for seed, differs in ((1, False), (2, True), (3, False))])
     assert sweep.ratios == [float("inf")]
     assert sweep.depends_on_seed
     figures = sweep.figures()
     assert "the bound" not in figures, figures
     assert "exact outputs differ at some seeds" in figures
-    assert ex.declaration(sweep, None).kind == "non-strict"
+    assert declare.declaration(sweep, None).kind == "non-strict"
 
 
 def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
@@ -365,10 +365,10 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
                                        flow="g"),
             ("c.py::t", "q1"): sweep_of((None, 0.2, None), ("fail_mismatch", 1.2, None),
                                         flow="q1")}
-    result = ex.updated(ex.Expectations((tolerance, pattern)), seen,
+    result = declare.updated(ex.Expectations((tolerance, pattern)), seen,
                         sqnr_floors={"f": 20.0, "g": 20.0, "h": 20.0})
     path = tmp_path / "expectations.toml"
-    path.write_text(ex.dump(result, "b"))
+    path.write_text(declare.dump(result, "b"))
     reread = ex.load(path)
     # f: 2 x 1.6 x 1.5 = 4.8 the flow's bound; SQNR floor 14.5 - 3 -> 11 (a 9 dB drop from
     # 20 is too much): so f, too, goes non-strict; only the bound alone would have fitted
@@ -381,7 +381,7 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
 
     seen[("c.py::t", "f")] = sweep_of((None, 0.5, 30.0), ("fail_mismatch", 1.6, 17.5),
                                       flow="f")
-    path.write_text(ex.dump(ex.updated(ex.Expectations((tolerance,)), seen,
+    path.write_text(declare.dump(declare.updated(ex.Expectations((tolerance,)), seen,
                                        sqnr_floors={"f": 20.0, "g": 20.0}), "b"))
     reread = ex.load(path)
     assert reread.failure("f", "c.py::t") is None

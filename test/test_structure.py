@@ -154,3 +154,21 @@ def test_installed_distribution_claims_no_generic_name(tmp_path, generic):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path)
     assert out.stdout.split() == ["True", "True"]
+
+
+UPKEEP = "etsuite.backends.harness.upkeep"
+
+
+def test_test_time_code_imports_nothing_of_the_offline_upkeep():
+    """Sweeps and the updater are offline tools: the reader and judge of expectations, the
+    plugin and every backend work without them (and a session does not load them)."""
+    graph = dependency_graph()
+    assert {m for m in graph if m.startswith(UPKEEP + ".")} >= {
+        f"{UPKEEP}.declare", f"{UPKEEP}.sweeps"}
+    importers = {module: sorted(t for t in targets if t.startswith(UPKEEP))
+                 for module, targets in graph.items() if not module.startswith(UPKEEP)}
+    assert {m: t for m, t in importers.items() if t} == {}
+    code = ("import sys, etsuite.backends.harness.plugin, etsuite.backends.harness.verdicts; "
+            f"print(sorted(m for m in sys.modules if m.startswith({UPKEEP!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,8 +1,8 @@
-"""`python -m etsuite.backends.harness.update_expectations --backend NAME [REPORT...]`
+"""`python -m etsuite.backends.harness.upkeep.update_expectations --backend NAME [REPORT...]`
 (`make update-expectations BACKEND=NAME`, `REPORTS="reports/sweep/NAME-seed*.json"` for a
 seed sweep): rewrite a backend's expectations.toml from its reports, one per seed,
 keeping the reasons written by hand. What becomes strict, a tolerance or non-strict is
-decided in expectations.py (`declaration`)."""
+decided in declare.py (`declaration`)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,11 @@ from etsuite.backends.harness.expectations import (
     FILE_NAME,
     Expectations,
     ExpectationsError,
-    dump,
-    leading_comment,
     load,
-    observe,
-    updated,
 )
 from etsuite.backends.harness.registry import backend_folders, backends_dir, builtin_flows
-from etsuite.backends.harness.stability import seeds_of
+from etsuite.backends.harness.upkeep.declare import dump, leading_comment, observe, updated
+from etsuite.backends.harness.upkeep.sweeps import seeds_of
 
 
 def declared_elsewhere(backend: str, path: Path) -> Expectations:
@@ -49,7 +46,7 @@ def _default_report(backend: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.backends.harness.update_expectations",
+        prog="python -m etsuite.backends.harness.upkeep.update_expectations",
         description="Rewrite a backend's expectations.toml from its last reports.")
     parser.add_argument("--backend", required=True)
     parser.add_argument("--file", default=FILE_NAME, metavar="NAME",

@@ -1,6 +1,6 @@
-"""`python -m etsuite.backends.harness.sweep REPORT... [--output FILE.md]` (the last step of
+"""`python -m etsuite.backends.harness.upkeep.stability_report REPORT... [--output FILE.md]` (the last step of
 `make sweep`): which verdicts of a seed sweep's reports, one run per seed, depend on the
-seed. Prints the markdown of `stability.markdown`; exit 1 when a verdict depends on the
+seed. Prints the markdown of `sweeps.markdown`; exit 1 when a verdict depends on the
 seed (or a mismatch sits just beyond its bound) and no non-strict entry declares it so,
 0 otherwise (those declared are listed apart), 2 on bad input."""
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from etsuite.backends.harness.registry import builtin_flows
-from etsuite.backends.harness.stability import markdown, seed_dependent, seeds_of, sweep_of
+from etsuite.backends.harness.upkeep.sweeps import markdown, seed_dependent, seeds_of, sweep_of
 
 
 def sqnr_floors() -> dict[str, float | None]:
@@ -22,7 +22,7 @@ def sqnr_floors() -> dict[str, float | None]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.backends.harness.sweep",
+        prog="python -m etsuite.backends.harness.upkeep.stability_report",
         description="Which verdicts of a seed sweep's reports depend on the seed.")
     parser.add_argument("reports", nargs="+",
                         help="JSON reports or results streams, one run per seed")

@@ -2,8 +2,8 @@
 back per case and flow and classified, so that a declared verdict is one that holds at
 any seed rather than at the one it was written from. Per case and flow: the status at
 each seed, the range of the worst output's error ratio (its largest error in units of
-the rule's bound) and of its SQNR. `sweep.py` prints it; the updater decides from it what
-to declare (expectations.`declaration`).
+the rule's bound) and of its SQNR. `stability_report.py` prints it; the updater decides from it
+what to declare (declare.`declaration`).
 
 Torch-free: it reads reports only.
 """
