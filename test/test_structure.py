@@ -172,3 +172,17 @@ def test_test_time_code_imports_nothing_of_the_offline_upkeep():
             f"print(sorted(m for m in sys.modules if m.startswith({UPKEEP!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_harness_names_no_backend():
+    """The core is backend-agnostic: backends are found (registry.py) and their data read
+    (e.g. the warm process's WARM_UP groups), never imported by name."""
+    graph = dependency_graph()
+    backend_packages = {f"etsuite.backends.{p.name}" for p in (ROOT / "backends").iterdir()
+                        if (p / "flows.py").is_file()}
+    assert {"etsuite.backends.portable", "etsuite.backends.xnnpack"} <= backend_packages
+    named = {module: sorted(t for t in targets if any(
+                 t == b or t.startswith(b + ".") for b in backend_packages))
+             for module, targets in graph.items()
+             if module.startswith("etsuite.backends.harness") or module.startswith("etsuite.tools")}
+    assert {m: t for m, t in named.items() if t} == {}

@@ -320,3 +320,14 @@ def test_benchmark_runs_through_its_private_warm_process(pytester, tmp_path):
         warm.stop()
         stop_server(pid)
     assert not Path(warm.runtime).exists()
+
+
+def test_the_warm_process_lowers_the_groups_each_backend_lists(monkeypatch):
+    """What is warmed is the backends' data (WARM_UP in flows.py), checked against FLOWS."""
+    from etsuite.backends.harness import registry
+    from etsuite.backends.xnnpack import flows as xnnpack
+    groups = [[flow.name for flow in group] for group in registry.warm_up_groups()]
+    assert ["portable"] in groups and ["xnnpack", "xnnpack_static_int8_per_tensor"] in groups
+    monkeypatch.setattr(xnnpack, "WARM_UP", [["xnnpack", "no_such_flow"]])
+    with pytest.raises(registry.BackendError, match="names no_such_flow, not a known flow"):
+        registry.warm_up_groups()

@@ -71,6 +71,23 @@ def builtin_flows() -> list[Flow]:
     return flows
 
 
+def warm_up_groups() -> list[list[Flow]]:
+    """The flows the warm process lowers before it serves runs: each backend folder's
+    `WARM_UP` (groups of flow names, each group lowered in one warm-up), as Flows. Data of
+    the backends, so the warm process names none of them."""
+    by_name = {flow.name: flow for flow in builtin_flows()}
+    groups = []
+    for backend in backend_folders():
+        module = importlib.import_module(f"etsuite.backends.{backend}.flows")
+        for group in getattr(module, "WARM_UP", []):
+            unknown = [name for name in group if name not in by_name]
+            if unknown:
+                raise BackendError(f"WARM_UP in backends/{backend}/flows.py names "
+                                   f"{', '.join(unknown)}, not a known flow")
+            groups.append([by_name[name] for name in group])
+    return groups
+
+
 def entry_point_flows() -> list[Flow]:
     """The flows other packages list under the `etsuite.flows` entry-point group, each
     entry named in the error when it cannot be loaded or holds something else."""

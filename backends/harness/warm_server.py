@@ -1,6 +1,6 @@
 """The warm process: one per checkout, environment and user, holding torch, executorch,
-pytest's plugins and the flows' modules imported and the warm-up's memos filled (portable
-and the four XNNPACK operator flows), so that a run pays start-up once instead of every
+pytest's plugins and the flows' modules imported and the warm-up's memos filled (for the
+flows each backend's flows.py lists in `WARM_UP`), so that a run pays start-up once instead of every
 time (docs/how-to/use-the-warm-process.md).
 
     python -m etsuite.backends.harness.warm_server SOCKET ROOTDIR   (started by warm_client)
@@ -131,18 +131,14 @@ def warm(rootdir: str) -> list[str]:
 
     from etsuite.backends.harness import registry, speedups
     from etsuite.backends.harness.warm_up import warm_up
-    from etsuite.backends.portable.flows import PORTABLE
-    from etsuite.backends.xnnpack import flows as xnnpack
 
-    registry.builtin_flows()  # every backend's flows module (cheap, no SDK)
+    groups = registry.warm_up_groups()  # imports every backend's flows module (no SDK)
     for name in filter(None, os.environ.get(PRELOAD_ENV, "").split(",")):
         __import__(name.strip())
     speedups.apply()
-    # Each call lowers one fp32 and one quantizing flow of a backend: the four operator
-    # flows of XNNPACK in two calls, so that a session of any of them finds its flow warm.
-    return [*warm_up([PORTABLE, xnnpack.XNNPACK, xnnpack.XNNPACK_STATIC_INT8_PER_TENSOR]),
-            *warm_up([xnnpack.XNNPACK_DYNAMIC_INT8_PER_CHANNEL]),
-            *warm_up([xnnpack.XNNPACK_STATIC_INT8_PER_CHANNEL])]
+    # The backends' WARM_UP groups, one warm-up each (a group holds one floating-point and
+    # one quantizing flow at most: quantizers keep their pattern graphs per backend).
+    return [problem for group in groups for problem in warm_up(group)]
 
 
 def run_session(request: dict, fds: list[int], where: Path) -> None:

@@ -44,3 +44,6 @@ PORTABLE_LLM_8DA4W_QE4 = Flow(
 
 FLOWS = [PORTABLE, PORTABLE_LLM_CUSTOM_BF16, PORTABLE_LLM_8DA4W_QE4]
 
+# The warm process lowers and runs this flow end to end before it serves runs (which also
+# warms the runtime's loader): see WARM_UP in xnnpack/flows.py.
+WARM_UP = [["portable"]]
