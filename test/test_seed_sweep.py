@@ -390,3 +390,30 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
     assert "widened again" in widened.reason and widened.reason.startswith("int8 edge")
     assert dict(reread.tolerances("h", "c.py::t")[0].values) == dict(tolerance.rule)
     assert dict(reread.tolerances("g", "c.py::t")[0].values) == dict(tolerance.rule)
+
+
+def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_rare_pass_strict(tmp_path):
+    """A sweep of Arm's TOSA flows says nothing of its Ethos-U flows: an entry naming both
+    keeps the unrun ones as they were (flow u), while the run ones get what the sweep
+    decides: a non-strict entry failing at every one of ten seeds (once near its bound,
+    too short of the SQNR floor for a tolerance) becomes strict with the figures in its
+    reason, and one that passed at every seed goes, for the flow that ran only."""
+    mismatch = (ex.Status.FAIL_MISMATCH,)
+    near = ex.Expectation("fail", ("f", "u"), "c.py::near", "int8 edge", mismatch, strict=False)
+    fixed = ex.Expectation("fail", ("f", "u"), "c.py::fixed", "flips", mismatch, strict=False)
+    seen = {("c.py::near", "f"): sweep_of(*[("fail_mismatch", 3.0, 5.0)] * 9,
+                                          ("fail_mismatch", 1.2, 19.0)),
+            ("c.py::fixed", "f"): sweep_of(*[(None, 0.1, 30.0)] * 10)}
+    path = tmp_path / "expectations.toml"
+    path.write_text(declare.dump(declare.updated(
+        ex.Expectations((near, fixed)), seen, sqnr_floors={"f": 20.0}), "b"))
+    reread = ex.load(path)
+    now = reread.failure("f", "c.py::near")
+    assert now.strict and now.statuses == mismatch
+    assert now.reason.startswith("int8 edge [strict from a sweep: fail_mismatch 10 of 10 seeds")
+    assert reread.failure("u", "c.py::near").strict is False
+    assert reread.failure("f", "c.py::fixed") is None
+    assert reread.failure("u", "c.py::fixed").reason == "flips"
+    # rewritten again from the same sweep: the same file (the figures replaced, not added)
+    again = declare.dump(declare.updated(reread, seen, sqnr_floors={"f": 20.0}), "b")
+    assert again == path.read_text()

@@ -19,6 +19,7 @@ from etsuite.backends.harness.expectations import (
     KINDS,
     Expectation,
     Expectations,
+    matches,
 )
 from etsuite.backends.harness.tolerance import (
     BOUND_SCALE,
@@ -174,6 +175,7 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
         if entry is not None and decided[key].kind == "tolerance":
             decided[key] = _rederived(entry, decided[key], floors.get(key[1]))
     owner = {key: current.failure(key[1], key[0]) for key in decided}
+    ran = {flow for _, flow in seen}
     fails: list[Expectation] = []
     tolerances: list[Expectation] = []
     for entry in current.entries:
@@ -183,17 +185,20 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
         if not mine:
             fails.append(entry)  # not observed: kept as it is
             continue
+        # The flows the reports never ran (e.g. Ethos-U beside TOSA): the entry stays as it
+        # is for them, whatever the sweep decides for the others.
+        unrun = tuple(p for p in entry.flows if not any(matches(p, f) for f in ran))
+        kept = [replace(entry, flows=unrun)] if unrun else []
+        observed = replace(entry, flows=tuple(p for p in entry.flows if p not in unrun))
         if all(d.kind in ("strict", "keep") for d in mine.values()):
-            seen_with = tuple(dict.fromkeys(s for d in mine.values() if d.kind == "strict"
-                                            for s in d.statuses))
-            if seen_with and set(seen_with) != set(entry.statuses):
-                entry = replace(entry, statuses=seen_with)
-            fails.append(entry)
+            changed = _restated(observed, mine)
+            fails.extend([entry] if changed == observed else kept + [changed])
             continue
         if all(d.kind in ("pass", "retolerance") for d in mine.values()):
-            continue  # every case it names passes at every seed (or under a wider tolerance)
+            fails.extend(kept)  # every case it names passes at every seed (or under a wider
+            continue            # tolerance) on the flows that ran
         # Split: each observed case gets what its sweep says, with this entry's reason.
-        fails.extend(_entries_for(mine, entry.reason, tolerances))
+        fails.extend(kept + _entries_for(mine, entry.reason, tolerances))
     explained = {key for key, entry in owner.items() if entry is not None}
     fresh = {key: d for key, d in decided.items() if key not in explained and add_new}
     fails.extend(_entries_for(fresh, None, tolerances))
@@ -205,6 +210,22 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
                    if d.kind == "retolerance" and own[key] is entry}
         others.extend(_widened_entries(entry, widened) if widened else [entry])
     return Expectations(tuple(fails + others + tolerances))
+
+
+def _restated(entry: Expectation, mine: dict) -> Expectation:
+    """A [[fail]] entry whose observed cases all fail the same way at every seed
+    ("strict", or "keep" from an old report): its statuses as seen, and strict when it was
+    non-strict and every case is now strict (e.g. by the rare-pass rule), the figures that
+    decided it in its reason."""
+    strict = [d for d in mine.values() if d.kind == "strict"]
+    seen_with = tuple(dict.fromkeys(s for d in strict for s in d.statuses))
+    if seen_with and set(seen_with) != set(entry.statuses):
+        entry = replace(entry, statuses=seen_with)
+    if not entry.strict and len(strict) == len(mine):
+        figures = "; ".join(dict.fromkeys(d.figures for d in strict if d.figures))
+        entry = replace(entry, strict=True,
+                        reason=f"{MEASURED.sub('', entry.reason)} [strict from a sweep: {figures}]")
+    return entry
 
 
 def _rederived(entry: Expectation, decided: Declaration, flow_floor: float | None) -> Declaration:
@@ -253,7 +274,7 @@ def _describe(rule: tuple) -> str:
 
 
 # The figures a sweep appends to a reason; a later sweep replaces them, not adds to them.
-MEASURED = re.compile(r" \[input-dependent[^\]]*\]$")
+MEASURED = re.compile(r" \[(input-dependent|strict from a sweep)[^\]]*\]$")
 
 
 def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Expectation]:
