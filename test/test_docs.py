@@ -1,11 +1,14 @@
 """The documentation holds together: README.md is a short front door, every relative link
 in it and in docs/ resolves (files and #anchors, by GitHub's heading slugs), every docs
-page is reachable from docs/README.md, and every `make <target>` named exists in the
-Makefile. No torch needed."""
+page is reachable from docs/README.md, every `make <target>` named exists in the
+Makefile, and the reference names every Make target, pytest option, ini key and module
+there is. No torch needed."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +243,40 @@ def test_a_long_readme_is_found(tmp_path):
     assert too_long(readme) is None
     readme.write_text("line\n" * (MAX_README_LINES + 1))
     assert too_long(readme) == f"README.md has {MAX_README_LINES + 1} lines, more than {MAX_README_LINES}"
+
+
+COMMAND_LINE = DOCS / "reference" / "command-line.md"
+LAYOUT = DOCS / "reference" / "layout.md"
+
+
+def plugin_options_and_ini_keys(cwd: Path) -> tuple[set[str], set[str]]:
+    """What the installed plugin registers, read from `pytest --help` (the plugin's group
+    and the ini keys it adds), so a new option is found without a list to keep."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
+                         cwd=cwd, capture_output=True, text=True, check=True).stdout
+    group = out.split("ExecuTorch backend test suite:", 1)[1].split("\n\n", 1)[0]
+    options = set(re.findall(r"^ {2}(--[a-z][\w-]*)", group, re.M))
+    ini = set(re.findall(r"^ {2}(etsuite_\w+) \(", out, re.M))
+    return options, ini
+
+
+def test_the_reference_names_every_target_option_and_ini_key(tmp_path):
+    reference = COMMAND_LINE.read_text(encoding="utf-8")
+    options, ini = plugin_options_and_ini_keys(tmp_path)
+    assert {"--backend", "--declared", "--runner"} <= options and "etsuite_runners" in ini
+    targets = {t for t in makefile_targets(ROOT / "Makefile") if re.fullmatch(r"[a-z][\w-]*", t)}
+    assert {"test", "check-declared", "summary"} <= targets
+    missing = sorted(t for t in targets if f"make {t}" not in reference)
+    missing += sorted(o for o in options if f"`{o}" not in reference)
+    missing += sorted(k for k in ini if f"`{k}`" not in reference)
+    assert missing == [], f"not in {COMMAND_LINE.relative_to(ROOT)}: {missing}"
+
+
+def test_the_layout_page_names_every_module():
+    """Each module of the harness and of tools/ is on the layout page (by file name), so a
+    newcomer finds what it does and a new module is placed in a room."""
+    layout = LAYOUT.read_text(encoding="utf-8")
+    modules = [p for folder in ("backends/harness", "tools") for p in (ROOT / folder).rglob("*.py")
+               if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    assert len(modules) > 40
+    assert sorted(str(p.relative_to(ROOT)) for p in modules if f"`{p.name}`" not in layout) == []
