@@ -195,8 +195,10 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
             fails.extend([entry] if changed == observed else kept + [changed])
             continue
         if all(d.kind in ("pass", "retolerance") for d in mine.values()):
-            fails.extend(kept)  # every case it names passes at every seed (or under a wider
-            continue            # tolerance) on the flows that ran
+            # every case it names passes at every seed (or under a wider tolerance) on the
+            # flows that ran: only its unrun flows keep it
+            fails.extend(kept)
+            continue
         # Split: each observed case gets what its sweep says, with this entry's reason.
         fails.extend(kept + _entries_for(mine, entry.reason, tolerances))
     explained = {key for key, entry in owner.items() if entry is not None}
