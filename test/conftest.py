@@ -118,20 +118,20 @@ class SuiteRun:
 
 @functools.cache
 def _warm_this_process() -> None:
-    """Import torch and executorch and lower once (the harness's warm-up, with the
+    """Import torch and executorch and lower once (the harness priming, with the
     portable and XNNPACK flows) in this test process, so every forked session starts warm."""
-    from etsuite.backends.harness import speedups
-    from etsuite.backends.harness.warm_up import warm_up
+    from etsuite.backends.harness.case import speedups
+    from etsuite.backends.harness.case.priming import prime
     from etsuite.backends.portable.flows import PORTABLE
     from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR
 
     speedups.apply()
-    warm_up([PORTABLE, XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR])
+    prime([PORTABLE, XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR])
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Warm this worker before the harness forks the test's own child (a warm-up inside
+    """Warm this worker before the harness forks the test's own child (priming inside
     that child would be lost with it)."""
     if {"run_suite", "pytester"} & set(getattr(item, "fixturenames", ())) \
             or item.get_closest_marker("slow"):

@@ -1,8 +1,8 @@
 """The documentation holds together: README.md is a short front door, every relative link
 in it and in docs/ resolves (files and #anchors, by GitHub's heading slugs), every docs
 page is reachable from docs/README.md, every `make <target>` named exists in the
-Makefile, and the reference names every Make target, pytest option, ini key and module
-there is. No torch needed."""
+Makefile, the reference names every Make target, pytest option and ini key there is, and
+the architecture page every module. No torch needed."""
 
 from __future__ import annotations
 
@@ -246,7 +246,7 @@ def test_a_long_readme_is_found(tmp_path):
 
 
 COMMAND_LINE = DOCS / "reference" / "command-line.md"
-LAYOUT = DOCS / "reference" / "layout.md"
+ARCHITECTURE = DOCS / "explanation" / "architecture.md"
 
 
 def plugin_options_and_ini_keys(cwd: Path) -> tuple[set[str], set[str]]:
@@ -272,11 +272,34 @@ def test_the_reference_names_every_target_option_and_ini_key(tmp_path):
     assert missing == [], f"not in {COMMAND_LINE.relative_to(ROOT)}: {missing}"
 
 
-def test_the_layout_page_names_every_module():
-    """Each module of the harness and of tools/ is on the layout page (by file name), so a
-    newcomer finds what it does and a new module is placed in a room."""
-    layout = LAYOUT.read_text(encoding="utf-8")
-    modules = [p for folder in ("backends/harness", "tools") for p in (ROOT / folder).rglob("*.py")
-               if p.name != "__init__.py" and "__pycache__" not in p.parts]
-    assert len(modules) > 40
-    assert sorted(str(p.relative_to(ROOT)) for p in modules if f"`{p.name}`" not in layout) == []
+def modules_missing_from(page: Path, root: Path = ROOT) -> list[str]:
+    """Modules of the harness and of tools/ that `page` does not name by their path in
+    the harness (`case/pipeline.py`) or the repository (`tools/markdown.py`)."""
+    text = page.read_text(encoding="utf-8")
+    harness = root / "backends" / "harness"
+    missing = []
+    for path in sorted([*harness.rglob("*.py"), *(root / "tools").glob("*.py")]):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        name = path.relative_to(harness if path.is_relative_to(harness) else root).as_posix()
+        if f"`{name}`" not in text:
+            missing.append(name)
+    return missing
+
+
+def test_the_architecture_page_names_every_module():
+    """Each module of the harness and of tools/ is on the architecture page, in its room,
+    so a newcomer finds what it does and a new module is placed in a room."""
+    assert len(list((ROOT / "backends" / "harness").rglob("*.py"))) > 40
+    assert modules_missing_from(ARCHITECTURE) == []
+
+
+def test_a_module_missing_from_the_architecture_page_is_found(tmp_path):
+    (tmp_path / "backends" / "harness" / "case").mkdir(parents=True)
+    (tmp_path / "tools").mkdir()
+    for name in ("backends/harness/plugin.py", "backends/harness/case/pipeline.py",
+                 "backends/harness/case/__init__.py", "tools/markdown.py"):
+        (tmp_path / name).write_text("")
+    page = tmp_path / "page.md"
+    page.write_text("`plugin.py` and `pipeline.py` (no room) and `tools/markdown.py`\n")
+    assert modules_missing_from(page, tmp_path) == ["case/pipeline.py"]

@@ -9,12 +9,12 @@ import pytest
 
 from conftest import run_forked
 from etsuite.backends.harness import declared
-from etsuite.backends.harness import expectations as ex
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import error_headline
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.registry import builtin_flows
+from etsuite.backends.harness.flows import expectations as ex
+from etsuite.backends.harness.flows.registry import builtin_flows
 from etsuite.backends.harness.upkeep import declare
 from etsuite.tools import summary
 
@@ -53,7 +53,7 @@ CONFTEST = """
 import dataclasses
 from pathlib import Path
 
-from etsuite.backends.harness.expectations import load
+from etsuite.backends.harness.flows.expectations import load
 from etsuite.backends.xnnpack.flows import XNNPACK
 
 
@@ -169,7 +169,7 @@ reason = "any other dtype"
 
 
 def test_tolerance_overrides_apply_per_flow_case_and_dtype(tmp_path):
-    from etsuite.backends.harness.tolerance import INT8, RuleBook
+    from etsuite.backends.harness.flows.tolerance import INT8, RuleBook
 
     data = ex.load(write(tmp_path, TOLERANCES), "x.toml")
     overrides = data.tolerances("xnnpack_static_int8_per_tensor", "a.py::test_log_softmax[3d]")
@@ -308,7 +308,7 @@ import os
 from pathlib import Path
 
 from etsuite.backends.harness import verdicts
-from etsuite.backends.harness.expectations import load
+from etsuite.backends.harness.flows.expectations import load
 from etsuite.backends.portable.flows import PORTABLE
 
 HERE = Path(__file__).parent
@@ -436,7 +436,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from etsuite.backends.harness.expectations import load
+from etsuite.backends.harness.flows.expectations import load
 from etsuite.backends.portable.flows import PORTABLE
 
 
@@ -574,7 +574,7 @@ def test_entries_that_cannot_mean_what_they_say_are_refused_for_their_flow(tmp_p
     """Checked per flow at session start (build_state): a tolerance whose element bound
     is the output's whole range (an int8 flow's 32 steps x 8 = 256 of 255), and a [[fail]]
     and a [[tolerance]] that can both name one case, each naming the lines."""
-    from etsuite.backends.harness.tolerance import FP32, INT8
+    from etsuite.backends.harness.flows.tolerance import FP32, INT8
     wide = ex.load(write(tmp_path, "[[tolerance]]\nflows = ['q*']\ncase = 'a.py::*'\n"
                                    "reason = 'r'\nbound_scale = 8\n"), "x.toml")
     ex.check_for_flow(wide, "q8", FP32)  # 8 x 2e-4 of the range: a bound that judges

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
 from etsuite.backends.harness.contract.stream import facts_of_header, header_of
-from etsuite.tools import reports
+from etsuite.tools import loading
 from etsuite.tools.summary import main as summary_main
 
 FAULTS = """
@@ -147,7 +147,7 @@ def test_every_fault_contained_and_reported(faulty_project, run_suite, mode):
     assert run.ret == 1
     assert not list(faulty_project.path.glob("reports/*.partial.jsonl"))  # finished: stream removed
 
-    merged = reports.load_all([str(faulty_project.path / "reports" / "run.json")])
+    merged = loading.load_all([str(faulty_project.path / "reports" / "run.json")])
     statuses = {r.nodeid.split("::", 1)[1]: r.status for r in merged.results}
     assert statuses == EXPECTED_STATUSES
     markdown = faulty_project.path / "summary.md"
@@ -163,7 +163,7 @@ def test_xdist_worker_crash_without_isolation_is_a_crash_record(faulty_project, 
     (crashed,) = run.records("test_add_then_crash[portable_aborting]")
     assert crashed["status"] == "fail_crash" and "crashed" in crashed["error"]
     assert crashed["flow"] == "portable_aborting" and "--seed 8" in crashed["repro"]
-    merged = reports.load_all([str(faulty_project.path / "reports" / "run.json")])
+    merged = loading.load_all([str(faulty_project.path / "reports" / "run.json")])
     statuses = {r.nodeid.split("::", 1)[1]: r.status for r in merged.results}
     assert statuses == {"test_add_then_crash[portable]": "pass",
                         "test_add_then_crash[portable_aborting]": "fail_crash"}
@@ -212,7 +212,7 @@ def test_sigkill_leaves_finished_results_readable(pytester):
 
     # The summary tool reads the partial run, says it is incomplete, and names the test
     # that was running when the session died.
-    merged = reports.load_all([str(stream)])
+    merged = loading.load_all([str(stream)])
     assert [run.finished for run in merged.runs] == [False]
     statuses = [r.status for r in merged.results]
     assert statuses.count("pass") == len(finished)

@@ -212,7 +212,7 @@ def test_host_expectation_files_are_read_each_time_the_flows_are(tmp_path, monke
     """A backend's host-only expectations (OpenVINO's on native-bf16 CPUs) are read with
     expectations.toml, each time the registry builds the flows, never once at import:
     a warm process that keeps flows.py imported still sees an edit to the file."""
-    from etsuite.backends.harness.registry import builtin_flows
+    from etsuite.backends.harness.flows.registry import builtin_flows
     from etsuite.backends.openvino import flows as openvino
 
     host_file = tmp_path / "expectations.host.toml"

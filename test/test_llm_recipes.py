@@ -1,4 +1,4 @@
-"""ExecuTorch's LLM recipes as flows (backends/harness/llm_recipes.py): every recipe file
+"""ExecuTorch's LLM recipes as flows (backends/harness/flows/llm_recipes.py): every recipe file
 of the installed wheel is a flow or says why not, recipe flows are collected for the LLM
 suite only, a recipe rewrites the exported model (not the eager reference), and a recipe
 that does not apply, or fails, says so with its status."""
@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 import torch
 
-from etsuite.backends.harness import llm_recipes
+from etsuite.backends.harness.case.pipeline import run_steps_pipeline
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.llm_recipes import LlmRecipe
-from etsuite.backends.harness.pipeline import run_steps_pipeline
-from etsuite.backends.harness.registry import builtin_flows
+from etsuite.backends.harness.flows import llm_recipes
+from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
+from etsuite.backends.harness.flows.registry import builtin_flows
 from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.suite.llm import decoders
 from etsuite.backends.xnnpack.flows import LLM_FLOWS

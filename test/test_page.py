@@ -10,7 +10,7 @@ import pytest
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS, OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.tools import page, reports, summary, tally
+from etsuite.tools import loading, page, summary, tally
 from etsuite.tools.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,8 +23,8 @@ def at_repo_root(monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
-def load(*paths) -> reports.Merged:
-    return reports.load_all(reports.expand_inputs([str(p) for p in paths]))
+def load(*paths) -> loading.Merged:
+    return loading.load_all(loading.expand_inputs([str(p) for p in paths]))
 
 
 def embedded(html: str) -> dict:

@@ -12,7 +12,7 @@ import pytest
 import verdict_reports as vr
 from etsuite.backends.harness.contract import nodeids
 from etsuite.backends.harness.contract.statuses import FAILING, Status
-from etsuite.tools import headless, page, page_scale, reports, summary, tally
+from etsuite.tools import headless, loading, page, page_scale, summary, tally
 from etsuite.tools.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,8 +21,8 @@ BASELINE = DATA / "baseline" / "outcomes.json"
 SCREENSHOTS = REPO / "reports" / "page-test"
 
 
-def load(*paths) -> reports.Merged:
-    return reports.load_all(reports.expand_inputs([str(p) for p in paths]))
+def load(*paths) -> loading.Merged:
+    return loading.load_all(loading.expand_inputs([str(p) for p in paths]))
 
 
 @pytest.fixture(scope="module")
@@ -377,7 +377,7 @@ def test_the_whole_fixture_merge_keeps_its_counts_in_the_width(tab):
 
 # ---------------------------------------------------------------- 10,000 and 40,000 tests
 
-def case_names_of(merged: reports.Merged) -> set[str]:
+def case_names_of(merged: loading.Merged) -> set[str]:
     return {case_name(r) for r in merged.results}
 
 

@@ -156,8 +156,8 @@ def test_quantized_varargs_model_with_dynamic_shapes():
     """A `forward(self, *xs)` model's dynamic_shapes hold one entry for all of *xs; the
     quantized flow re-exports the converted module, whose inputs are positional, so the
     entry must be spread over them (it used to fail at quantize)."""
+    from etsuite.backends.harness.case.pipeline import run_pipeline
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.backends.harness.pipeline import run_pipeline
     from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
 
     batch = torch.export.Dim("batch", min=1, max=8)
@@ -176,7 +176,7 @@ class UnbatchedAvgPool1d(torch.nn.Module):
 def test_a_wrapped_failure_names_its_cause():
     """Pass managers wrap a pass's failure in "An error occurred when running the X pass",
     which names no cause: the record carries the chain, the root cause last."""
-    from etsuite.backends.harness.pipeline import run_pipeline
+    from etsuite.backends.harness.case.pipeline import run_pipeline
     from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
 
     result = run_pipeline(UnbatchedAvgPool1d(), (torch.randn(3, 8),),
@@ -190,8 +190,8 @@ def test_a_wrapped_failure_names_its_cause():
 def test_a_long_wrapper_leaves_room_for_a_long_cause():
     """A pass manager's message lists every pass run before; the root cause (often a long
     graph dump) must still get its head into the trimmed record."""
+    from etsuite.backends.harness.case.pipeline import _error_text
     from etsuite.backends.harness.contract.record import ERROR_LIMIT
-    from etsuite.backends.harness.pipeline import _error_text
 
     try:
         try:
@@ -214,9 +214,9 @@ class AddOne(torch.nn.Module):
 def test_an_outcome_holds_the_record_fields_and_the_replay_apart():
     """What run_pipeline found goes into a record as it is; the Replay that runs the
     program again travels beside it, never inside the record."""
+    from etsuite.backends.harness.case.pipeline import run_pipeline
     from etsuite.backends.harness.contract.record import SubtestRecord
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.backends.harness.pipeline import run_pipeline
     from etsuite.backends.portable.flows import PORTABLE
 
     model = AddOne()
@@ -233,8 +233,8 @@ def test_an_outcome_holds_the_record_fields_and_the_replay_apart():
 def test_every_built_in_runtime_is_a_runtime_by_shape():
     """Runtimes implement `runtimes.Runtime` by shape, not by a base class: each built-in
     flow's runtime has every member the pipeline calls."""
-    from etsuite.backends.harness.registry import builtin_flows
-    from etsuite.backends.harness.runtimes import Runtime
+    from etsuite.backends.harness.flows.registry import builtin_flows
+    from etsuite.backends.harness.flows.runtimes import Runtime
 
     runtimes = {type(flow.runtime).__name__: flow.runtime for flow in builtin_flows()}
     assert {"ExecuTorchRuntime", "TosaReferenceRuntime", "CortexMHostRuntime"} <= set(runtimes)

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import TEST_FLOWS_CONFTEST, run_forked
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
-from etsuite.backends.harness.registry import builtin_flows
+from etsuite.backends.harness.flows.registry import builtin_flows
 
 XNNPACK_FLOWS = {
     "xnnpack", "xnnpack_dynamic_int8_per_channel", "xnnpack_static_int8_per_channel",
@@ -178,7 +178,7 @@ def test_inputs_identical_across_flows_and_reproduced_by_seed(pytester, monkeypa
     def draw(seed):
         probe_dir = pytester.mkdir(f"probe_{seed}_{len(list(pytester.path.iterdir()))}")
         monkeypatch.setenv("PROBE_DIR", str(probe_dir))
-        # The probe lowers nothing, so no isolation (no warm-up lowering with every
+        # The probe lowers nothing, so no isolation (no priming with every
         # flow); the repro test in test_pipeline.py covers seeds under fork.
         result = run_forked(pytester, "--seed", str(seed), "-p", "no:xdist", "--backend",
                             "portable", "--backend", "xnnpack", "--backend", "vulkan",

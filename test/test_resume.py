@@ -10,7 +10,7 @@ from conftest import run_forked
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.stream import facts_of_header
 from etsuite.backends.harness.upkeep import declare, sweeps
-from etsuite.tools import reports
+from etsuite.tools import loading
 
 CASES = """
 import os
@@ -95,7 +95,7 @@ def test_resume_runs_only_what_the_killed_run_did_not_finish(killed_run, mode):
     assert "etsuite: and 3 tests carried over from the killed run (2 failed, 1 passed)" in out
     assert out.strip().splitlines()[-1].lstrip("= ").startswith("2 passed")  # only c and d ran
     assert not (pytester.path / STREAM).exists()  # finished: the stream goes as usual
-    merged = reports.load_all([str(pytester.path / "reports/run.json")])  # the summary reads it
+    merged = loading.load_all([str(pytester.path / "reports/run.json")])  # the summary reads it
     assert {r.nodeid.split("::")[1]: r.status.value for r in merged.results} == {
         "test_a[portable]": "pass", "test_b_fails[portable]": "fail_test",
         "test_a2_crashes_in_the_first_session[portable]": "fail_crash",
@@ -139,8 +139,8 @@ def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run
 def test_a_sharded_run_resumes_as_the_same_shard_only():
     """The stream's facts name the shard as K and N (`RunFacts.shard`, `.shards`)."""
     from etsuite.backends.harness.contract.facts import RunFacts, SessionFacts
+    from etsuite.backends.harness.recording import Resumed
     from etsuite.backends.harness.session import RunIdentity, _check_resumable
-    from etsuite.backends.harness.stream import Resumed
 
     facts = SessionFacts(seed=5, versions={}, flows={}, run=RunFacts("ci-7", "portable", 2, 3))
     resumed = Resumed(STREAM, facts, {})

@@ -26,14 +26,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from etsuite.backends.harness import device_agent, exchange
-from etsuite.backends.harness.runner_pool import (
+from etsuite.backends.harness.remote import agent, exchange
+from etsuite.backends.harness.remote.kinds import adb_commands, parse_spec, split_specs
+from etsuite.backends.harness.remote.pool import (
     LOCKS_ENV,
     DevicePool,
     PoolExhausted,
     device_lock_folder,
 )
-from etsuite.backends.harness.runners import SpecError, adb_commands, parse_spec, split_specs
+from etsuite.backends.harness.remote.spec import SpecError
 from etsuite.tools import summary
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -301,7 +302,7 @@ DECLARED_RUN_CONFTEST = """
 import dataclasses
 from pathlib import Path
 
-from etsuite.backends.harness.expectations import load
+from etsuite.backends.harness.flows.expectations import load
 from etsuite.backends.portable.flows import PORTABLE
 
 
@@ -392,7 +393,7 @@ def test_process_runner_contains_a_native_abort(programs, run_suite, monkeypatch
 
 
 def test_cmd_runner_calls_a_command_of_the_users(programs, run_suite):
-    template = (f"cmd:{shlex.quote(sys.executable)} {shlex.quote(device_agent.__file__)} "
+    template = (f"cmd:{shlex.quote(sys.executable)} {shlex.quote(agent.__file__)} "
                 f"--pte {{pte}} --inputs {{inputs}} --outputs {{outputs}}")
     run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "-k", "two_outputs",
                     "--runner", f"xnnpack={template}")
@@ -400,6 +401,74 @@ def test_cmd_runner_calls_a_command_of_the_users(programs, run_suite):
     assert record["status"] == "pass", record
     assert record["runtime"] == template
     assert record["timings"]["run"] > 0 and "transfer" in record["timings"]
+
+
+LOOP_KIND_CONFTEST = """
+import dataclasses
+from pathlib import Path
+
+from etsuite.backends.harness.remote.kinds import ProcessKind
+from etsuite.backends.harness.remote.spec import RunnerSpec
+
+LOG = Path(__file__).parent / "loop.log"
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopKind:
+    name: str = "loop"
+    form: str = "loop:LABEL"
+    exclusive: bool = True
+    takes_rest: bool = False
+
+    def claims(self, text):
+        return text.startswith("loop:")
+
+    def parse(self, text):
+        return RunnerSpec(text, self.name, text, runner_kind=self)
+
+    def exchange(self, spec, files):
+        with LOG.open("a") as log:
+            log.write(spec.name + " " + ",".join(sorted(files)) + "\\n")
+        return ProcessKind().exchange(spec, files)
+
+
+def pytest_etsuite_runner_kinds(config):
+    return [LoopKind()]
+"""
+
+
+def test_a_plugin_adds_a_runner_kind_through_the_hook(programs, run_suite):
+    """A kind of the user's (here: a conftest's, which logs each job and hands it to a
+    local process) is chosen by its spec like a built-in one, and judged the same."""
+    programs.makeconftest(LOOP_KIND_CONFTEST)
+    run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "-k", "two_outputs or test_add",
+                    "--runner", "xnnpack=loop:bench1")
+    records = by_test(run)
+    assert sorted(records) == ["test_programs.py::test_add[xnnpack]",
+                               "test_programs.py::test_two_outputs[xnnpack]"], run.stdout
+    for record in records.values():
+        assert (record["status"], record["runtime"]) == ("pass", "loop:bench1"), record
+        assert "transfer" in record["timings"]
+    log = (programs.path / "loop.log").read_text().splitlines()
+    assert len(log) == 2 and all(line.startswith("loop:bench1 ") for line in log)
+    assert "manifest.json" in log[0] and "program.pte" in log[0]
+
+
+def test_a_spec_no_kind_claims_lists_the_plugin_kinds_too(pytester):
+    pytester.makeconftest(LOOP_KIND_CONFTEST)
+    pytester.makepyfile(test_x="def test_x(test_runner):\n    pass\n")
+    result = pytester.runpytest("--collect-only", "--runner", "xnnpack=telnet://x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "is none of: process, ssh://[user@]host[:port], adb://SERIAL?runner=PATH, " \
+           "cmd:TEMPLATE, loop:LABEL" in result.stderr.str()
+
+
+def test_a_kind_name_taken_twice_is_a_usage_error(pytester):
+    pytester.makeconftest(LOOP_KIND_CONFTEST.replace('name: str = "loop"', 'name: str = "ssh"'))
+    pytester.makepyfile(test_x="def test_x(test_runner):\n    pass\n")
+    result = pytester.runpytest("--collect-only", "--runner", "xnnpack=process")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "runner kind(s) ssh defined twice" in result.stderr.str()
 
 
 def test_an_artifact_folder_replays_as_a_job(programs, run_suite, tmp_path):
@@ -412,7 +481,7 @@ def test_an_artifact_folder_replays_as_a_job(programs, run_suite, tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["format"] == exchange.FORMAT and manifest["delegates"] == ["XnnpackBackend"]
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, device_agent.__file__, "--job", str(folder),
+    done = subprocess.run([sys.executable, agent.__file__, "--job", str(folder),
                            "--outputs", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     answer = exchange.read_manifest(str(out))

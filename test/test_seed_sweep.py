@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from conftest import run_forked
-from etsuite.backends.harness import expectations as ex
+from etsuite.backends.harness.case.seeds import derive_seed
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
-from etsuite.backends.harness.runner_fixture import seed_everything
-from etsuite.backends.harness.seeds import derive_seed
-from etsuite.backends.harness.tolerance import EXACT
+from etsuite.backends.harness.fixture import seed_everything
+from etsuite.backends.harness.flows import expectations as ex
+from etsuite.backends.harness.flows.tolerance import EXACT
 from etsuite.backends.harness.upkeep import declare, sweeps
 from etsuite.backends.harness.upkeep import stability_report as sweep_cli
 
@@ -24,7 +24,7 @@ CONFTEST = """
 import dataclasses
 from pathlib import Path
 
-from etsuite.backends.harness.expectations import load
+from etsuite.backends.harness.flows.expectations import load
 from etsuite.backends.xnnpack.flows import XNNPACK
 
 

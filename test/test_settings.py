@@ -83,39 +83,38 @@ def pytest_etsuite_flows(config):
 '''
 
 
-def test_warm_up_says_why_it_skipped_work(pytester):
-    """The warm-up is only an optimization, so a failure there must not stop the run,
+def test_priming_says_why_it_skipped_work(pytester):
+    """Priming is only an optimization, so a failure there must not stop the run,
     but it must not be silent either."""
     pytester.makeconftest(BROKEN_PARTITIONER_CONFTEST)
     two_tests = ONE_TEST.format(marker="") + "\n\ndef test_two(test_runner):\n    pass\n"
     pytester.makepyfile(test_ok=two_tests)
     result = run_forked(pytester, "--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0")
     text = result.stdout.str()
-    assert "warm-up skipped part of its work" in text
+    assert "priming skipped part of its work" in text
     assert "flow broken_partitioner: RuntimeError: partitioner library missing on purpose" in text
     assert result.ret == pytest.ExitCode.OK  # the tests themselves call no pipeline
 
-    # A run of one test (a repro command) skips the warm-up: it would lower twice.
+    # A run of one test (a repro command) skips priming: it would lower twice.
     alone = run_forked(pytester, "--flow", "broken_partitioner", "-p", "no:cacheprovider", "-n", "0",
                        "-k", "test_one")
     assert alone.ret == pytest.ExitCode.OK
-    assert "warm-up" not in alone.stdout.str()
+    assert "priming skipped" not in alone.stdout.str()
 
 
-def test_warm_up_keeps_the_runtimes_cpu_probe_off_the_console(capfd):
+def test_priming_keeps_the_runtimes_cpu_probe_off_the_console(capfd):
     """The runtime's thread pool probes the CPU the first time a process executes a program
     and prints five lines about it on hosts without Arm's midr files (this one). The
-    warm-up is that first time in every session and worker: those lines stay off the
+    priming is that first time in every session and worker: those lines stay off the
     console, and anything else printed meanwhile still reaches it."""
     import os
     import subprocess
     import sys
 
-    from etsuite.backends.harness import warm_up
-
-    code = ("from etsuite.backends.harness.warm_up import warm_up\n"
+    from etsuite.backends.harness.case import priming
+    code = ("from etsuite.backends.harness.case.priming import prime\n"
             "from etsuite.backends.portable.flows import PORTABLE\n"
-            "assert warm_up([PORTABLE]) == []\n"
+            "assert prime([PORTABLE]) == []\n"
             "print('warmed')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
@@ -123,7 +122,7 @@ def test_warm_up_keeps_the_runtimes_cpu_probe_off_the_console(capfd):
     assert done.stdout.strip() == "warmed"
     assert "[cpuinfo_utils.cpp:" not in done.stderr, done.stderr
 
-    with warm_up._runtime_chatter_kept_off_the_console():
+    with priming._runtime_chatter_kept_off_the_console():
         os.write(2, b"[cpuinfo_utils.cpp:71] Reading file /sys/devices/soc0/image_version\n")
         os.write(2, b"a real problem\n")
     assert capfd.readouterr().err == "a real problem\n"

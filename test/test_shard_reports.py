@@ -12,7 +12,7 @@ import pytest
 from etsuite.backends.harness.contract.durations import durations_of
 from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.backends.harness.contract.report import facts_of_report
-from etsuite.tools import reports, shard_balance, summary, update_durations
+from etsuite.tools import loading, shard_balance, summary, update_durations
 from etsuite.tools.sharded_runs import missing_shards, sharded_runs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,18 +40,18 @@ def test_the_fixtures_are_three_shards_of_one_run():
 
 
 def test_the_shards_of_one_run_are_one_sharded_run():
-    merged = reports.load_all([str(p) for p in SHARD_FILES])
+    merged = loading.load_all([str(p) for p in SHARD_FILES])
     (group,) = sharded_runs(merged.runs)
     assert (group.id, group.selection, group.count) == ("fixture", SELECTION, 3)
     assert sorted(group.shards) == [1, 2, 3] and group.missing == []
     assert missing_shards(merged.runs) == []
     # The unsharded run is no shard of anything.
-    assert sharded_runs(reports.load_all([str(UNSHARDED)]).runs) == []
+    assert sharded_runs(loading.load_all([str(UNSHARDED)]).runs) == []
 
 
 def test_merged_shards_equal_the_unsharded_run():
-    merged = reports.load_all([str(p) for p in SHARD_FILES])
-    whole = reports.load_all([str(UNSHARDED)])
+    merged = loading.load_all([str(p) for p in SHARD_FILES])
+    whole = loading.load_all([str(UNSHARDED)])
     assert not merged.duplicates
     assert {r.nodeid: r.status for r in merged.results} == \
         {r.nodeid: r.status for r in whole.results}
@@ -98,7 +98,7 @@ def test_the_balance_report_shows_predicted_and_measured_time(capsys):
     assert len(rows) == 3
     for k, row in enumerate(rows, 1):
         cells = [c.strip() for c in row.strip("|").split("|")]
-        _, results = reports.load(str(SHARD_FILES[k - 1]))
+        _, results = loading.load(str(SHARD_FILES[k - 1]))
         assert cells[0] == f"{k}/3" and cells[1] == str(len(results))
         assert cells[2] == f"{predicted[k - 1]:.1f} s"
         assert cells[3] == f"{sum(r.duration for r in results):.1f} s"
@@ -106,7 +106,7 @@ def test_the_balance_report_shows_predicted_and_measured_time(capsys):
 
 
 def test_the_balance_report_lists_differences_and_missing_shards(tmp_path, capsys):
-    _, first = reports.load(str(SHARD_FILES[0]))
+    _, first = loading.load(str(SHARD_FILES[0]))
     dropped, changed = first[0].nodeid, first[1].nodeid
     data = json.loads(UNSHARDED.read_text())
     data["tests"] = [t for t in data["tests"] if t["nodeid"] != dropped]
@@ -120,7 +120,7 @@ def test_the_balance_report_lists_differences_and_missing_shards(tmp_path, capsy
     assert "| 3/3 " in out and "**missing**" in out
     assert f"- only in the shards: {dropped} (pass)" in out
     assert f"- {changed}: pass in the shards, fail_test unsharded" in out
-    _, third = reports.load(str(SHARD_FILES[2]))
+    _, third = loading.load(str(SHARD_FILES[2]))
     assert all(f"- only in the unsharded run: {r.nodeid} (pass)" in out for r in third)
     assert shard_balance.main([str(UNSHARDED)]) == 2  # no sharded report at all
 
@@ -130,13 +130,13 @@ def test_durations_are_recorded_from_reports(tmp_path):
     output.write_text(json.dumps({"version": 1, "durations": {"old.py::t[portable]": 3.0}}))
     assert update_durations.main(["--backend", "portable", str(SHARDS), "--output", str(output)]) == 0
     recorded = durations_of(json.loads(output.read_text()))
-    merged = reports.load_all(reports.expand_inputs([str(SHARDS)]))
+    merged = loading.load_all(loading.expand_inputs([str(SHARDS)]))
     expected = {r.nodeid: round(r.duration, 3) for r in merged.results}
     assert len(expected) == 7
     assert recorded == {**expected, "old.py::t[portable]": 3.0}  # the old entry is kept
     assert update_durations.main(["--backend", "portable", str(SHARD_FILES[0]), "--output",
                            str(output), "--replace"]) == 0
-    _, first = reports.load(str(SHARD_FILES[0]))
+    _, first = loading.load(str(SHARD_FILES[0]))
     assert set(durations_of(json.loads(output.read_text()))) == {r.nodeid for r in first}
 
 
@@ -147,8 +147,8 @@ def test_a_test_a_killed_session_was_running_gets_no_duration(tmp_path):
     running = "backends/suite/operators/test_add.py::test_add_broadcast[xnnpack_dynamic_int8_per_channel]"
     original = (REPO / "test" / "data" / "reports" / "killed.partial.jsonl").read_text()
     killed.write_text(original + json.dumps({"start": running}) + "\n")
-    _, results = reports.load(str(killed))
-    cut_off = [r.nodeid for r in results if r.longrepr == reports.SESSION_ENDED]
+    _, results = loading.load(str(killed))
+    cut_off = [r.nodeid for r in results if r.longrepr == loading.SESSION_ENDED]
     assert cut_off == [running]
     output = tmp_path / "durations.json"
     assert update_durations.main(["--backend", "xnnpack", str(killed), "--output", str(output)]) == 0

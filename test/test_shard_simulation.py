@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_forked
-from etsuite.tools import reports, shard_balance, tally
+from etsuite.tools import loading, shard_balance, tally
 from etsuite.tools.sharded_runs import sharded_runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,8 +35,8 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path, capsys):
         assert done.ret == 0, done.stdout.str()[-3000:]
         shard_paths.append(str(path))
 
-    whole = reports.load_all([str(whole_path)])
-    merged = reports.load_all(shard_paths)
+    whole = loading.load_all([str(whole_path)])
+    merged = loading.load_all(shard_paths)
     assert len(whole.results) == 7  # 4 add cases, 3 relu cases
     assert all(run.tests for run in merged.runs)  # no shard was empty
     assert not merged.duplicates  # disjoint

@@ -1,4 +1,4 @@
-"""`--shard K/N` (backends/harness/shard_plan.py, durations.py and the plugin): shards are
+"""`--shard K/N` (backends/harness/sharding.py, durations.py and the plugin): shards are
 disjoint, cover the selection, are balanced by recorded durations, keep a test case's
 flows together when that costs little, and come out the same in the pytest process and
 xdist workers."""
@@ -8,17 +8,17 @@ import random
 
 import pytest
 
-from etsuite.backends.harness import shard_plan
+from etsuite.backends.harness import sharding
 from etsuite.backends.harness.contract.durations import durations_document
-from etsuite.backends.harness.durations import (
+from etsuite.backends.harness.sharding import (
     DEFAULT_SECONDS,
     DurationsError,
     Item,
+    ShardError,
     estimates,
     load_durations,
     longest_first,
 )
-from etsuite.backends.harness.shard_plan import ShardError
 
 FLOWS = ("fp32", "int8")
 
@@ -37,7 +37,7 @@ def recorded(items: list[Item], seed: int = 0) -> dict[str, float]:
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
 def test_shards_are_disjoint_and_cover_the_selection(count):
     items = items_of(25)
-    plan = shard_plan.plan(items, recorded(items), count)
+    plan = sharding.plan(items, recorded(items), count)
     assert len(plan.shards) == count
     flat = [n for shard in plan.shards for n in shard]
     assert sorted(flat) == sorted(i.nodeid for i in items)  # each item exactly once
@@ -49,7 +49,7 @@ def test_the_plan_ignores_collection_order():
     durations = recorded(items)
     shuffled = items[:]
     random.Random(1).shuffle(shuffled)
-    first, second = shard_plan.plan(items, durations, 4), shard_plan.plan(shuffled, durations, 4)
+    first, second = sharding.plan(items, durations, 4), sharding.plan(shuffled, durations, 4)
     assert [set(s) for s in first.shards] == [set(s) for s in second.shards]
     assert first.digest == second.digest
     # Within a shard, the items keep the order they were collected in.
@@ -60,7 +60,7 @@ def test_the_plan_ignores_collection_order():
 def test_shards_are_balanced_by_the_recorded_durations():
     items = items_of(60)
     durations = recorded(items)
-    plan = shard_plan.plan(items, durations, 4)
+    plan = sharding.plan(items, durations, 4)
     loads = [sum(durations[n] for n in shard) for shard in plan.shards]
     assert loads == pytest.approx(plan.predicted)
     assert max(loads) / (sum(loads) / 4) < 1.1
@@ -70,7 +70,7 @@ def test_shards_are_balanced_by_the_recorded_durations():
 
 def test_the_flows_of_one_case_stay_together():
     items = items_of(20)
-    plan = shard_plan.plan(items, recorded(items), 3)
+    plan = sharding.plan(items, recorded(items), 3)
     for shard in plan.shards:
         cases = {n.split("[")[0] for n in shard}
         assert all(f"{case}[{flow}]" in shard for case in cases for flow in FLOWS)
@@ -81,7 +81,7 @@ def test_single_items_when_whole_cases_would_unbalance_the_shards():
     durations = {i.nodeid: 1.0 for i in items}
     for i in items[:4]:  # case 0 costs 100 s in each of its four flows
         durations[i.nodeid] = 100.0
-    plan = shard_plan.plan(items, durations, 4)
+    plan = sharding.plan(items, durations, 4)
     assert not plan.grouped
     assert max(plan.predicted) < 110  # whole, case 0 alone would make one shard 400 s
     heavy = [n for n, i in enumerate(plan.shards) if any(x.nodeid in i for x in items[:4])]
@@ -97,7 +97,7 @@ def test_an_unknown_item_costs_the_median_of_its_flow():
     assert (cost[items[-2].nodeid], cost[items[-1].nodeid]) == (5.0, 14.0)
     assert cost[items[0].nodeid] == 2.0  # a recorded item costs what it took
     assert estimates([Item("x.py::t[new]", "new")], {})["x.py::t[new]"] == DEFAULT_SECONDS
-    plan = shard_plan.plan(items, durations, 2)
+    plan = sharding.plan(items, durations, 2)
     assert plan.estimated == 2
 
 
@@ -115,7 +115,7 @@ def test_longest_first_orders_by_estimate_and_keeps_ties_in_collection_order():
 @pytest.mark.parametrize("text", ["2", "0/4", "5/4", "a/b", "1/0", "-1/3", "1/2/3"])
 def test_a_bad_shard_is_refused(text):
     with pytest.raises(ShardError, match="--shard"):
-        shard_plan.parse_shard(text)
+        sharding.parse_shard(text)
 
 
 def test_durations_files_are_read_and_checked(tmp_path):

@@ -4,7 +4,7 @@ and yields the same records as the equivalent function-style test."""
 SHIM_STYLE = """
 import torch
 
-from etsuite.backends.harness.shim import OperatorTest, dtype_test, operator_test
+from etsuite.backends.harness.case.shim import OperatorTest, dtype_test, operator_test
 
 
 class Mul(torch.nn.Module):
@@ -79,7 +79,7 @@ import unittest
 
 import torch
 
-from etsuite.backends.harness.shim import OperatorTest, TestFlow, dtype_test, operator_test
+from etsuite.backends.harness.case.shim import OperatorTest, TestFlow, dtype_test, operator_test
 
 
 class Model(torch.nn.Module):

@@ -1,4 +1,4 @@
-"""The speed-ups in backends/harness/speedups.py must not change what torch and the
+"""The speed-ups in backends/harness/case/speedups.py must not change what torch and the
 quantizers compute: same answers as the original functions, recomputed when the operator
 registry changes, one build per distinct pattern graph and a private copy for each caller.
 They patch torch only when an entry point applies them (the plugin, at configure time), and
@@ -10,7 +10,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from etsuite.backends.harness import speedups
+from etsuite.backends.harness.case import speedups
 
 speedups.apply()
 
@@ -293,10 +293,10 @@ def test_shared_node_provenance_leaves_lowering_and_node_history_unchanged():
     from executorch.exir import to_edge_transform_and_lower
     from torch.fx.traceback import NodeSource
 
-    from etsuite.backends.harness.warm_up import WarmUpModel  # conv, relu, mean, linear
+    from etsuite.backends.harness.case.priming import PrimingModel  # conv, relu, mean, linear
 
     torch.manual_seed(0)
-    model, inputs = WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    model, inputs = PrimingModel().eval(), (torch.randn(1, 2, 6, 6),)
 
     def lower():
         program = to_edge_transform_and_lower(torch.export.export(model, inputs),
@@ -331,15 +331,14 @@ def test_apply_twice_wraps_nothing_twice():
     assert not hasattr(memoized.__wrapped__, "__wrapped__")  # torch's own function
 
 
-# In a new interpreter: import the pipeline and the warm-up (torch untouched), then run a
+# In a new interpreter: import the pipeline and priming (torch untouched), then run a
 # pytest session, whose configure applies the speed-ups before the session starts.
 APPLIED_AT_CONFIGURE = """
 import collections.abc, sys, typing
 import pytest
 import torch._ops
-import etsuite.backends.harness.warm_up
-from etsuite.backends.harness import speedups
-
+import etsuite.backends.harness.case.priming
+from etsuite.backends.harness.case import speedups
 print("imported:", torch._ops.Callable is collections.abc.Callable, speedups._applied)
 
 class Probe:

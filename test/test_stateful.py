@@ -1,4 +1,4 @@
-"""Stateful programs (backends/harness/steps.py): one loaded method called step after
+"""Stateful programs (backends/harness/case/steps.py): one loaded method called step after
 step. A healthy program passes every step; a runtime that loses or mixes up the state
 fails `fail_mismatch` at the step where the fault first shows, and the record says so."""
 
@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 import torch
 
+from etsuite.backends.harness.case.pipeline import run_methods_pipeline, run_steps_pipeline
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.pipeline import run_methods_pipeline, run_steps_pipeline
 from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK, XNNPACK_STATIC_INT8_PER_TENSOR
 

@@ -31,10 +31,25 @@ def project_modules() -> dict[str, Path]:
     return modules
 
 
+def type_checking_blocks(tree: ast.AST) -> set[int]:
+    """ids of the nodes under `if TYPE_CHECKING:`: imports for annotations only, which
+    never run, so they are no dependency."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return skipped
+
+
 def imports_of(path: Path, known: set[str]) -> set[str]:
-    """Project modules a file imports, at any depth (a lazy import is a dependency too)."""
+    """Project modules a file imports, at any depth (a lazy import is a dependency too;
+    an import under `if TYPE_CHECKING:` is not)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skipped = type_checking_blocks(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -82,6 +97,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if cycle:
                 return cycle
     return None
+
+
+def test_type_only_imports_are_no_dependency(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\nimport a\nif TYPE_CHECKING:\n    import b\n")
+    assert imports_of(module, {"a", "b"}) == {"a"}
 
 
 def test_the_checker_finds_a_cycle():
@@ -176,7 +197,7 @@ def test_test_time_code_imports_nothing_of_the_offline_upkeep():
 
 def test_the_harness_names_no_backend():
     """The core is backend-agnostic: backends are found (registry.py) and their data read
-    (e.g. the warm process's WARM_UP groups), never imported by name."""
+    (e.g. the warm process's PRIMING groups), never imported by name."""
     graph = dependency_graph()
     backend_packages = {f"etsuite.backends.{p.name}" for p in (ROOT / "backends").iterdir()
                         if (p / "flows.py").is_file()}
@@ -186,3 +207,34 @@ def test_the_harness_names_no_backend():
              for module, targets in graph.items()
              if module.startswith("etsuite.backends.harness") or module.startswith("etsuite.tools")}
     assert {m: t for m, t in named.items() if t} == {}
+
+
+HARNESS = ROOT / "backends" / "harness"
+MAX_TOP_MODULES = 20
+
+
+def test_the_harness_top_holds_the_plugin_and_few_modules():
+    """The top of the harness is the pytest plugin's modules; everything they use sits in
+    a room (docs/explanation/architecture.md), so the top stays short enough to read."""
+    top = sorted(p.name for p in HARNESS.glob("*.py"))
+    assert "plugin.py" in top
+    assert len(top) <= MAX_TOP_MODULES, top
+    rooms = {p.name for p in HARNESS.iterdir() if (p / "__init__.py").is_file()}
+    assert rooms >= {"flows", "case", "remote", "warm", "upkeep", "contract"}
+
+
+def test_only_the_test_runner_module_is_named_runner():
+    """"runner" is where a program runs (remote/); the test runner a test calls lives in
+    the one module named runner.py."""
+    named = sorted(p.relative_to(HARNESS).as_posix() for p in HARNESS.rglob("runner*.py"))
+    assert named == ["case/runner.py"]
+    assert "class TestRunner" in (HARNESS / "case" / "runner.py").read_text()
+
+
+def test_the_state_module_is_a_leaf_of_the_plugin():
+    """Every plugin object can name the session state's type: state.py imports none of
+    the plugin's modules at run time."""
+    graph = dependency_graph()
+    plugin_modules = {f"etsuite.backends.harness.{p.stem}" for p in HARNESS.glob("*.py")
+                      if p.stem not in ("__init__", "state")}
+    assert graph["etsuite.backends.harness.state"] & plugin_modules == set()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.report import REPORT_KEY, facts_of_report, records_of_test
-from etsuite.tools import reports, summary
+from etsuite.tools import loading, summary
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -84,8 +84,8 @@ def bad_file(request, tmp_path):
 
 def test_the_loader_names_the_file_and_the_problem(bad_file):
     path, message = bad_file
-    with pytest.raises(reports.BadInput) as error:
-        reports.load(path)
+    with pytest.raises(loading.BadInput) as error:
+        loading.load(path)
     assert str(error.value).startswith(f"{path}: {message}")
     assert "\n" not in str(error.value)
 
@@ -113,8 +113,8 @@ def test_a_bad_baseline_is_bad_input_too(bad_file, tmp_path, capsys):
 def test_an_unreadable_file_is_refused(tmp_path):
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(reports.BadInput, match="cannot read"):
-        reports.load(str(path))
+    with pytest.raises(loading.BadInput, match="cannot read"):
+        loading.load(str(path))
 
 
 def test_a_missing_input_is_bad_input(tmp_path, capsys):

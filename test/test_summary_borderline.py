@@ -13,7 +13,7 @@ from etsuite.backends.harness.contract.facts import SEED_POLICIES
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.tools import markdown, page, reports, tally
+from etsuite.tools import loading, markdown, page, tally
 from etsuite.tools.budget import fit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,8 +25,8 @@ def at_repo_root(monkeypatch):
 
 
 @pytest.fixture
-def merged(tmp_path) -> reports.Merged:
-    return reports.load_all([str(p) for p in vr.scenario(tmp_path)])
+def merged(tmp_path) -> loading.Merged:
+    return loading.load_all([str(p) for p in vr.scenario(tmp_path)])
 
 
 def render(merged) -> str:
@@ -46,7 +46,7 @@ def table_rows(body: str) -> list[list[str]]:
             for line in lines[2:]]
 
 
-def result(merged, nodeid: str) -> reports.TestResult:
+def result(merged, nodeid: str) -> loading.TestResult:
     return next(r for r in merged.results if r.nodeid == nodeid)
 
 
@@ -107,7 +107,7 @@ def test_numerical_quality_counts_borderline_passes_per_flow(merged):
 
 def test_the_markdown_list_is_capped_and_says_how_many_more(tmp_path):
     path, ratios = vr.many_close_passes(tmp_path, copies=6)
-    merged = reports.load_all([str(path)])
+    merged = loading.load_all([str(path)])
     text = render(merged)
     body = section(text, "Borderline passes")
     rows = table_rows(body)
@@ -122,10 +122,10 @@ def test_the_markdown_list_is_capped_and_says_how_many_more(tmp_path):
 
 
 def test_no_borderline_pass_is_news_where_outputs_were_compared():
-    shards = reports.load_all(["test/data/reports/xnnpack-shard1.json"])
+    shards = loading.load_all(["test/data/reports/xnnpack-shard1.json"])
     assert section(render(shards), "Borderline passes").strip() == (
         "No passing subtest reached 0.7x of its rule's bound.")
-    older = render(reports.load_all(["test/data/reports/portable.json"]))
+    older = render(loading.load_all(["test/data/reports/portable.json"]))
     assert "## Borderline passes" not in older  # no ratios recorded: nothing to say
 
 
@@ -156,7 +156,7 @@ def test_the_headline_says_how_many_correct_tests_are_non_strict(merged):
 
 
 def test_without_non_strict_cases_nothing_is_said():
-    text = render(reports.load_all(["test/data/reports/pipeline.json"]))
+    text = render(loading.load_all(["test/data/reports/pipeline.json"]))
     assert markdown.NON_STRICT_HEADING not in text and "non-strict" not in text
 
 
@@ -164,7 +164,7 @@ def test_a_non_strict_case_failing_otherwise_is_a_failure(tmp_path):
     data = vr.read(vr.PIPELINE)
     for found in records_of_test(vr.entry_of(data, vr.CASES + "test_known_gap[faulty_quantize]")):
         vr.declare(found, "backends/faulty/expectations.toml:20", strict=False)
-    merged = reports.load_all([str(vr.write(data, tmp_path / "pipeline.json"))])
+    merged = loading.load_all([str(vr.write(data, tmp_path / "pipeline.json"))])
     (row,) = table_rows(section(render(merged), markdown.NON_STRICT_HEADING))
     assert row[2] == "failed: fail_quantize (not the declared failure)"
     assert "0 failed as declared (xfail), 0 passed (counted as correct), 1 neither." in render(merged)
@@ -188,7 +188,7 @@ def test_each_run_says_its_own_seed_policy(tmp_path):
     older = vr.write(vr.read(vr.PIPELINE), tmp_path / "b" / "pipeline.json")
     newer = vr.read("test/data/reports/xnnpack-shard2.json")
     vr.pin_seed(newer, "lunar")
-    merged = reports.load_all([str(pinned), str(older),
+    merged = loading.load_all([str(pinned), str(older),
                                str(vr.write(newer, tmp_path / "c" / "shard2.json"))])
     assert seeds_line(merged) == (
         "- **Seeds:** 1 run: 1234, seed policy lunar (a policy this tool does not know); "
@@ -200,7 +200,7 @@ def test_each_run_says_its_own_seed_policy(tmp_path):
 
 
 def test_older_reports_say_not_recorded():
-    merged = reports.load_all(["test/data/reports/portable.json"])
+    merged = loading.load_all(["test/data/reports/portable.json"])
     assert seeds_line(merged) == "- **Seeds:** 1234, seed policy not recorded"
 
 
@@ -229,9 +229,9 @@ def test_the_page_holds_borderline_passes_and_non_strict_cases(merged):
 
 
 def test_a_page_without_compared_outputs_has_no_borderline_section():
-    data = page.page_data(reports.load_all(["test/data/reports/portable.json"]))["core"]
+    data = page.page_data(loading.load_all(["test/data/reports/portable.json"]))["core"]
     assert data["borderline"] is None and data["non_strict"] == []
-    assert data["runs"][0]["seed_policy"] == reports.SEED_POLICY_NOT_RECORDED
+    assert data["runs"][0]["seed_policy"] == loading.SEED_POLICY_NOT_RECORDED
 
 
 def test_the_new_sections_come_where_they_are_read(merged):

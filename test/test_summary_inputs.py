@@ -1,4 +1,4 @@
-"""tools/reports.py and tools/status.py on real reports (test/data/reports/README.md
+"""tools/loading.py and tools/classify.py on real reports (test/data/reports/README.md
 says how each was made): finding inputs, classifying every outcome, merging backends,
 shards, duplicates and killed sessions, and refusing bad input."""
 
@@ -10,8 +10,7 @@ import pytest
 
 from etsuite.backends.harness.contract.report import REPORT_KEY
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import reports, tally
-from etsuite.tools import status as st
+from etsuite.tools import classify, loading, tally
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -25,7 +24,7 @@ def at_repo_root(monkeypatch):
 
 
 def statuses(path) -> dict:
-    _, results = reports.load(str(path))
+    _, results = loading.load(str(path))
     return {r.nodeid: r.status for r in results}
 
 
@@ -78,7 +77,7 @@ def test_every_pytest_outcome_is_counted(test, expected):
 
 
 def test_a_collection_error_is_a_result():
-    _, results = reports.load("test/data/reports/outcomes.json")
+    _, results = loading.load("test/data/reports/outcomes.json")
     broken = [r for r in results if r.nodeid == "test/data/reports/src/broken_module.py"]
     assert [(r.status, r.phase, r.flow) for r in broken] == [(Status.ERROR, "collect", None)]
     assert "no_such_module_for_the_fixture" in broken[0].longrepr
@@ -86,7 +85,7 @@ def test_a_collection_error_is_a_result():
 
 def test_every_test_of_the_report_is_counted_once():
     data = json.loads((DATA / "pipeline.json").read_text())
-    _, results = reports.load("test/data/reports/pipeline.json")
+    _, results = loading.load("test/data/reports/pipeline.json")
     assert sorted(r.nodeid for r in results) == sorted(t["nodeid"] for t in data["tests"])
 
 
@@ -99,27 +98,27 @@ def test_a_stream_classifies_like_the_json_report():
 
 
 def test_a_test_without_records_gets_its_flow_from_the_node_id():
-    _, results = reports.load("test/data/reports/outcomes.json")
+    _, results = loading.load("test/data/reports/outcomes.json")
     setup_error = next(r for r in results if "test_setup_error" in r.nodeid)
     assert (setup_error.flow, setup_error.backend, setup_error.records) == ("portable", "portable", [])
 
 
 def test_pass_rate_never_divides_by_zero():
-    assert st.pass_rate(0, 0) is None
-    assert st.pass_rate(3, 1) == 0.75
+    assert classify.pass_rate(0, 0) is None
+    assert classify.pass_rate(3, 1) == 0.75
 
 
 # ---------------------------------------------------------------- inputs
 
 def test_a_folder_gives_its_reports_and_streams_only():
-    found = reports.expand_inputs(["test/data/reports"])
+    found = loading.expand_inputs(["test/data/reports"])
     assert [os.path.basename(p) for p in found] == [
         "killed.partial.jsonl", "outcomes.json", "pipeline.json", "portable.json",
         "streamed.partial.jsonl", "xnnpack-shard1.json", "xnnpack-shard2.json"]
 
 
 def test_globs_files_and_folders_mix_and_repeat_once():
-    found = reports.expand_inputs([
+    found = loading.expand_inputs([
         "test/data/reports/xnnpack-*.json", "test/data/reports/xnnpack-shard1.json",
         "test/data/reports/baseline"])
     assert found == ["test/data/reports/xnnpack-shard1.json",
@@ -133,15 +132,15 @@ def test_globs_files_and_folders_mix_and_repeat_once():
     ("test/data/reports/src", "no reports (*.json, *.partial.jsonl) in this folder"),
 ])
 def test_missing_inputs_are_refused(argument, message):
-    with pytest.raises(reports.BadInput) as error:
-        reports.expand_inputs([argument])
+    with pytest.raises(loading.BadInput) as error:
+        loading.expand_inputs([argument])
     assert str(error.value) == f"{argument}: {message}"
 
 
 # ---------------------------------------------------------------- merging
 
 def test_two_backends_and_two_shards_merge():
-    merged = reports.load_all(reports.expand_inputs([
+    merged = loading.load_all(loading.expand_inputs([
         "test/data/reports/portable.json", "test/data/reports/xnnpack-shard*.json"]))
     assert merged.duplicates == [] and merged.incomplete == []
     order = tally.flow_order(merged)
@@ -155,7 +154,7 @@ def test_two_backends_and_two_shards_merge():
 
 
 def test_duplicates_are_counted_once_and_conflicts_listed():
-    merged = reports.load_all(["test/data/reports/outcomes.json",
+    merged = loading.load_all(["test/data/reports/outcomes.json",
                                "test/data/reports/baseline/outcomes.json"])
     current, baseline = merged.runs
     newest = max(merged.runs, key=lambda run: run.started)
@@ -168,20 +167,20 @@ def test_duplicates_are_counted_once_and_conflicts_listed():
 
 def test_the_newest_run_wins_a_duplicate_whatever_the_input_order():
     paths = ["test/data/reports/outcomes.json", "test/data/reports/baseline/outcomes.json"]
-    kept = [{r.nodeid: r.run.path for r in reports.load_all(order).results}
+    kept = [{r.nodeid: r.run.path for r in loading.load_all(order).results}
             for order in (paths, paths[::-1])]
     assert kept[0] == kept[1]
 
 
 def test_a_killed_session_is_read_as_an_incomplete_run():
-    run, results = reports.load("test/data/reports/killed.partial.jsonl")
+    run, results = loading.load("test/data/reports/killed.partial.jsonl")
     assert (run.kind, run.finished, run.exitcode, run.seed) == ("stream", False, None, 1234)
     assert len(results) == 3 and {r.status for r in results} == {Status.PASS}
     assert all(r.records and r.duration > 0 for r in results)
 
 
 def test_a_killed_session_merges_with_the_shards_it_repeats():
-    merged = reports.load_all(reports.expand_inputs([
+    merged = loading.load_all(loading.expand_inputs([
         "test/data/reports/xnnpack-shard1.json", "test/data/reports/killed.partial.jsonl"]))
     assert [run.path for run in merged.incomplete] == ["test/data/reports/killed.partial.jsonl"]
     assert len(merged.duplicates) == 3 and not any(d.conflict for d in merged.duplicates)
@@ -189,7 +188,7 @@ def test_a_killed_session_merges_with_the_shards_it_repeats():
 
 
 def test_a_finished_stream_is_complete():
-    run, results = reports.load("test/data/reports/streamed.partial.jsonl")
+    run, results = loading.load("test/data/reports/streamed.partial.jsonl")
     assert (run.finished, run.exitcode, len(results)) == (True, 0, 1)
 
 
@@ -199,7 +198,7 @@ def test_a_stream_cut_inside_its_last_line_is_still_read(tmp_path):
     cut.write_text(text[:-200])  # the writer was killed in the middle of a line
     with pytest.raises(json.JSONDecodeError):
         json.loads(cut.read_text().splitlines()[-1])
-    run, results = reports.load(str(cut))
+    run, results = loading.load(str(cut))
     assert not run.finished and len(results) == 3
     assert results[-1].status == Status.PASS  # setup and call were complete; teardown was cut
 
@@ -209,7 +208,7 @@ def test_a_session_that_died_during_a_test_counts_it_as_crashed(tmp_path):
     lines = (DATA / "killed.partial.jsonl").read_text().splitlines()
     path = tmp_path / "died.partial.jsonl"
     path.write_text("\n".join(lines[:-2]) + "\n")  # the last test's call and teardown
-    _, results = reports.load(str(path))
+    _, results = loading.load(str(path))
     assert results[-1].status == Status.FAIL_CRASH
     assert "no call report" in results[-1].longrepr
 
@@ -221,6 +220,6 @@ def test_a_report_written_without_the_plugin_is_still_read(tmp_path):
     del data[REPORT_KEY]
     path = tmp_path / "plain.json"
     path.write_text(json.dumps(data))
-    run, results = reports.load(str(path))
+    run, results = loading.load(str(path))
     assert run.facts is None and run.seed is None
     assert {r.status for r in results} == {Status.PASS} and {r.flow for r in results} == {"portable"}

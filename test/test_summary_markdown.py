@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import formatting, markdown, reports, signature, tally
-from etsuite.tools import status as st
+from etsuite.tools import classify, formatting, loading, markdown, signature, tally
 from etsuite.tools.baseline_diff import compare
 from etsuite.tools.budget import Section, assemble, fit, parse_size, size
 
@@ -23,8 +22,8 @@ def at_repo_root(monkeypatch):
     monkeypatch.chdir(REPO)
 
 
-def merged_from(*inputs) -> reports.Merged:
-    return reports.load_all(reports.expand_inputs(list(inputs)))
+def merged_from(*inputs) -> loading.Merged:
+    return loading.load_all(loading.expand_inputs(list(inputs)))
 
 
 def render(merged, changes=None, budget=10**9) -> str:
@@ -166,7 +165,7 @@ def test_six_backends_fit_twelve_columns_and_each_says_once_why_it_did_not_run()
 
 def test_only_skips_give_no_pass_rate_instead_of_dividing_by_zero():
     full = merged_from("test/data/reports/pipeline.json")
-    skipped = reports.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
+    skipped = loading.Merged(full.runs, [r for r in full.results if r.flow == "missing_sdk"], [])
     text = render(skipped)
     assert "- **Correct:** n/a (no test reached a verdict; 6 without one: 6 unavailable)" in text
     assert _row(text, "missing_sdk")["correct"] == "0 of 0 (n/a)"
@@ -180,7 +179,7 @@ def test_the_headline_keeps_correct_and_delegated_apart():
     for name in ("xnnpack", "faulty_lowered_only"):  # pass_undelegated is correct, not delegated
         statuses = Counter(r.status for r in merged.results if r.flow == name)
         passed, undelegated = statuses[Status.PASS], statuses[Status.PASS_UNDELEGATED]
-        decided = sum(n for s, n in statuses.items() if s in st.PASSING | st.FAILING)
+        decided = sum(n for s, n in statuses.items() if s in classify.PASSING | classify.FAILING)
         assert undelegated > 0
         assert rows[name]["correct"].startswith(f"{passed + undelegated} of {decided} (")
         assert rows[name]["correct, delegated"].startswith(f"{passed} of {decided} (")
@@ -191,7 +190,7 @@ def test_the_headline_keeps_correct_and_delegated_apart():
                                  "xnnpack_static_int8_per_channel",
                                  "xnnpack_static_int8_per_tensor"))
     assert "- **Correct and delegated:** " in text
-    decided = sum(1 for r in merged.results if r.status in st.PASSING | st.FAILING)
+    decided = sum(1 for r in merged.results if r.status in classify.PASSING | classify.FAILING)
     assert f"({delegated} of {decided} tests with a verdict: outputs match and a backend took" in text
 
 
@@ -217,7 +216,7 @@ def test_flaky_cases_are_listed_apart_and_still_fail():
     merged = merged_from("test/data/reports/verdicts/flaky.json")
     text = render(merged)
     flaky = {r.nodeid for r in merged.results if tally.is_flaky(r)}
-    broken = {r.nodeid for r in merged.results if r.status in st.FAILING} - flaky
+    broken = {r.nodeid for r in merged.results if r.status in classify.FAILING} - flaky
     assert flaky and broken  # faulty_flaky's first run fails; faulty_mismatch always does
     assert all("faulty_flaky" in nodeid for nodeid in flaky)
     section = text.split("## Flaky", 1)[1].split("\n## ", 1)[0]
@@ -261,7 +260,7 @@ def test_numerical_quality_per_flow():
 
 def test_a_selected_flow_without_tests_is_still_listed():
     full = merged_from("test/data/reports/pipeline.json")
-    text = render(reports.Merged(full.runs, [], []))
+    text = render(loading.Merged(full.runs, [], []))
     assert _row(text, "missing_sdk")["tests"] == "0"
     assert ("- **missing** did not run here (1 flow, 0 tests unavailable): python module "
             "'no_such_vendor_sdk'") in text
@@ -309,7 +308,7 @@ def test_signature_normalization(error, expected):
 def test_each_failure_has_its_repro_command():
     merged = merged_from("test/data/reports/outcomes.json")
     text = render(merged)
-    failing = [r for r in merged.results if r.status in st.FAILING]
+    failing = [r for r in merged.results if r.status in classify.FAILING]
     assert text.count("Repro:\n```sh\n") == len(failing) == 10
     by_id = {r.nodeid: r for r in merged.results}
     crash = by_id["test/data/reports/src/outcome_cases.py::test_crash_in_runner[portable]"]

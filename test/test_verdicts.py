@@ -8,7 +8,7 @@ import pytest
 from conftest import TEST_FLOWS_CONFTEST
 
 VERDICT_CONFTEST = TEST_FLOWS_CONFTEST + '''
-from etsuite.backends.harness.expectations import Expectation, Expectations
+from etsuite.backends.harness.flows.expectations import Expectation, Expectations
 from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
 
 _test_flows = pytest_etsuite_flows
@@ -190,8 +190,8 @@ def test_integer_and_bool_outputs_are_judged_exactly():
     flow's rule."""
     import torch
 
-    from etsuite.backends.harness.output_match import compare_outputs
-    from etsuite.backends.harness.tolerance import INT8, RuleBook
+    from etsuite.backends.harness.case.output_match import compare_outputs
+    from etsuite.backends.harness.flows.tolerance import INT8, RuleBook
 
     book = RuleBook(INT8)
     indices = torch.tensor([0, 3, 7, 2])
@@ -221,8 +221,8 @@ def test_an_output_of_another_shape_or_dtype_has_no_rule_and_no_ratio():
     """Its statistics say nothing was measured; the JSON keeps the three keys it always had."""
     import torch
 
-    from etsuite.backends.harness.output_match import compare_outputs
-    from etsuite.backends.harness.tolerance import FP32, RuleBook
+    from etsuite.backends.harness.case.output_match import compare_outputs
+    from etsuite.backends.harness.flows.tolerance import FP32, RuleBook
 
     values = torch.ones(4)
     judged = compare_outputs((values, values), [torch.ones(5), values.clone()], RuleBook(FP32))

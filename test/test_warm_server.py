@@ -1,4 +1,4 @@
-"""The warm process (backends/harness/warm_server.py, warm_client.py): the same results
+"""The warm process (backends/harness/warm/server.py, warm/client.py): the same results
 with and without it, a stale server restarts and runs the new code, an idle one exits,
 only its user can reach it, and a session that aborts ends only itself.
 
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_FLOWS_CONFTEST, _warm_this_process, run_forked
-from etsuite.backends.harness import warm_client, warm_server
 from etsuite.backends.harness.contract.report import records_of_test
+from etsuite.backends.harness.warm import client as warm_client
+from etsuite.backends.harness.warm import server as warm_server
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMING_FIELDS = {"timings", "step_ms"}
@@ -323,11 +324,11 @@ def test_benchmark_runs_through_its_private_warm_process(pytester, tmp_path):
 
 
 def test_the_warm_process_lowers_the_groups_each_backend_lists(monkeypatch):
-    """What is warmed is the backends' data (WARM_UP in flows.py), checked against FLOWS."""
-    from etsuite.backends.harness import registry
+    """What is warmed is the backends' data (PRIMING in flows.py), checked against FLOWS."""
+    from etsuite.backends.harness.flows import registry
     from etsuite.backends.xnnpack import flows as xnnpack
-    groups = [[flow.name for flow in group] for group in registry.warm_up_groups()]
+    groups = [[flow.name for flow in group] for group in registry.priming_groups()]
     assert ["portable"] in groups and ["xnnpack", "xnnpack_static_int8_per_tensor"] in groups
-    monkeypatch.setattr(xnnpack, "WARM_UP", [["xnnpack", "no_such_flow"]])
+    monkeypatch.setattr(xnnpack, "PRIMING", [["xnnpack", "no_such_flow"]])
     with pytest.raises(registry.BackendError, match="names no_such_flow, not a known flow"):
-        registry.warm_up_groups()
+        registry.priming_groups()

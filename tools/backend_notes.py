@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools.formatting import plural, shorten
-from etsuite.tools.reports import Merged
+from etsuite.tools.loading import Merged
 from etsuite.tools.tally import FlowRow
 
 SHORT_NOTE = 150        # characters of the page's one-line note

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from etsuite.tools import status as st
-from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools import classify
+from etsuite.tools.loading import Merged, TestResult
 
 
 @dataclass
@@ -45,9 +45,9 @@ def compare(current: Merged, baseline: Merged) -> Changes:
         was = before.get(nodeid)
         if was is None:
             changes.new.append(Change(nodeid, None, now))
-        elif was.status in st.PASSING and now.status in st.VERDICT_FAILING:
+        elif was.status in classify.PASSING and now.status in classify.VERDICT_FAILING:
             changes.regressions.append(Change(nodeid, was, now))
-        elif was.status in st.VERDICT_FAILING and now.status in st.PASSING:
+        elif was.status in classify.VERDICT_FAILING and now.status in classify.PASSING:
             changes.fixes.append(Change(nodeid, was, now))
         elif was.status != now.status:
             changes.other.append(Change(nodeid, was, now))

@@ -8,9 +8,9 @@ same machine in one run, so that the printed ratios compare like with like.
 - reference: operator modules of the suite in the installed `executorch` wheel
   (`executorch/backends/test/suite/operators`), run under that suite's own conftest;
 - ours: the very same files, copied into a temporary folder with only their import lines
-  pointed at our shim (`etsuite.backends.harness.shim`), run under our plugin, cold (a new
+  pointed at our shim (`etsuite.backends.harness.case.shim`), run under our plugin, cold (a new
   interpreter per run, as the reference) and, unless `--no-warm`, through a private warm
-  process started before the timed runs (`--warm`, backends/harness/warm_server.py).
+  process started before the timed runs (`--warm`, backends/harness/warm/server.py).
 The two runs must collect the same test ids (else the benchmark stops), and the verdicts
 are compared case by case, so a speed-up cannot come from running less or judging
 differently. The runs alternate (`--repeat`), and medians of wall and CPU time are
@@ -49,7 +49,7 @@ DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
 XNNPACK_FLOWS = ("xnnpack", "xnnpack_dynamic_int8_per_channel",
                  "xnnpack_static_int8_per_channel", "xnnpack_static_int8_per_tensor")
-SHIM = "etsuite.backends.harness.shim"
+SHIM = "etsuite.backends.harness.case.shim"
 # The import lines of the wheel's operator modules and what they become for ours.
 IMPORT_REWRITES = (
     (re.compile(r"^from executorch\.backends\.test\.suite\.operators import", re.M),

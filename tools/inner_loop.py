@@ -1,5 +1,5 @@
 """The inner-loop benchmark (`make bench ARGS=--inner-loop`): how long a backend author
-waits for a verdict, with and without the warm process (backends/harness/warm_server.py).
+waits for a verdict, with and without the warm process (backends/harness/warm/server.py).
 
 Times, in one run and in this order: one repro command, one operator module over one
 XNNPACK flow, and the same module over the four XNNPACK flows; each twice in a row cold

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import status as st
-from etsuite.tools import tally
+from etsuite.tools import classify, tally
 from etsuite.tools.backend_notes import backend_notes
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
@@ -35,7 +34,7 @@ from etsuite.tools.formatting import (
     shorten,
     table,
 )
-from etsuite.tools.reports import Merged, TestResult, seed_policy_text
+from etsuite.tools.loading import Merged, TestResult, seed_policy_text
 from etsuite.tools.sharded_runs import sharded_runs
 from etsuite.tools.signature import message_line
 
@@ -97,13 +96,13 @@ def flow_label(flow: str | None) -> str:
 def header(merged: Merged, title: str, changes: Changes | None = None) -> Section:
     results = merged.results
     counts = Counter(r.status for r in results)
-    passing = sum(counts[s] for s in st.PASSING)
-    failing = sum(counts[s] for s in st.VERDICT_FAILING)
+    passing = sum(counts[s] for s in classify.PASSING)
+    failing = sum(counts[s] for s in classify.VERDICT_FAILING)
     infra = counts[Status.FAIL_INFRA]
     xfail = counts[Status.XFAIL]
     other = len(results) - passing - failing - infra - xfail
     subtests = sum(len(r.records) for r in results)
-    rate = st.pass_rate(passing, failing)
+    rate = classify.pass_rate(passing, failing)
     total = tally.total_row(tally.flow_rows(merged, tally.flow_order(merged)))
     delegated = total.delegated_passing
     left_out = _left_out(total)
@@ -121,7 +120,7 @@ def header(merged: Merged, title: str, changes: Changes | None = None) -> Sectio
         f"- **Correct:** {percent(rate)}" + (
             f" ({passing} of {passing + failing} tests with a verdict, "
             f"{counts[Status.PASS_UNDELEGATED]} of them undelegated"
-            f"{_non_strict_note(sum(declared[s] for s in st.PASSING))}{left_out})"
+            f"{_non_strict_note(sum(declared[s] for s in classify.PASSING))}{left_out})"
             if rate is not None else
             f" (no test reached a verdict{left_out})"),
         f"- **Correct and delegated:** {percent(delegated_rate)}"
@@ -246,14 +245,14 @@ Cell = Callable[[tally.FlowRow], object]
 def result_columns(rows: list[tally.FlowRow]) -> list[tuple[str, Cell]]:
     """The per-status columns of the results table: (header, row -> cell)."""
     total = tally.total_row(rows)
-    present = [c for c in st.COLUMNS if total.counts[c]]
+    present = [c for c in classify.COLUMNS if total.counts[c]]
     columns: list[tuple[str, Cell]] = [(str(c), _count_of(c)) for c in present]
     if len(_FIXED_COLUMNS) + len(columns) <= MAX_RESULT_COLUMNS:
         return columns
-    failing = [c for c in present if c in st.FAILING]
+    failing = [c for c in present if c in classify.FAILING]
     folded: list[tuple[str, Cell]] = [("failing", _failing_cell(failing))] if failing else []
     return folded + [(str(c), _count_of(c)) for c in present
-                     if c not in st.FAILING and c not in st.PASSING]
+                     if c not in classify.FAILING and c not in classify.PASSING]
 
 
 _FIXED_COLUMNS = ("backend", "flow", "tests", "correct", "correct, delegated",
@@ -430,7 +429,7 @@ def non_strict_section(merged: Merged, order) -> list[Section]:
 
     statuses = Counter(d.result.status for d in declared)
     failed = statuses[Status.XFAIL]
-    passed = sum(statuses[s] for s in st.PASSING)
+    passed = sum(statuses[s] for s in classify.PASSING)
     rest = len(declared) - failed - passed
     intro = (f"{plural(len(declared), 'test')} of cases declared by a non-strict `[[fail]]` "
              f"entry (input-dependent: each may fail with the declared status or pass, and "
@@ -445,9 +444,9 @@ def non_strict_outcome(declared: tally.Declared) -> str:
     status = declared.result.status
     if status is Status.XFAIL:
         return f"failed as declared (xfail{f'; {declared.observed}' if declared.observed else ''})"
-    if status in st.PASSING:
+    if status in classify.PASSING:
         return "passed" + (" (undelegated)" if status is Status.PASS_UNDELEGATED else "")
-    if status in st.FAILING:
+    if status in classify.FAILING:
         return f"failed: {status} (not the declared failure)"
     return str(status)
 

@@ -32,7 +32,7 @@ from etsuite.tools import tally
 from etsuite.tools.backend_notes import BackendNote, backend_notes
 from etsuite.tools.baseline_diff import Change, Changes
 from etsuite.tools.formatting import in_words
-from etsuite.tools.reports import Merged, TestResult, seed_policy_text
+from etsuite.tools.loading import Merged, TestResult, seed_policy_text
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from etsuite.tools import reports
+from etsuite.tools import loading
 from etsuite.tools.formatting import seconds, table
 from etsuite.tools.sharded_runs import ShardedRun, sharded_runs
 
@@ -51,7 +51,7 @@ def balance_table(group: ShardedRun, tests: dict[str, list]) -> str:
     return head + "".join(lines)
 
 
-def differences(sharded: reports.Merged, unsharded: reports.Merged) -> list[str]:
+def differences(sharded: loading.Merged, unsharded: loading.Merged) -> list[str]:
     """Each test that is in one and not the other, or has another status."""
     ours = {r.nodeid: r.status for r in sharded.results}
     theirs = {r.nodeid: r.status for r in unsharded.results}
@@ -72,11 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="reports of the same selection run unsharded, to compare with")
     args = parser.parse_args(argv)
     try:
-        loaded = [reports.load(path, order) for order, path in
-                  enumerate(reports.expand_inputs(args.inputs))]
-        unsharded = reports.load_all(reports.expand_inputs(args.unsharded)) \
+        loaded = [loading.load(path, order) for order, path in
+                  enumerate(loading.expand_inputs(args.inputs))]
+        unsharded = loading.load_all(loading.expand_inputs(args.unsharded)) \
             if args.unsharded else None
-    except reports.BadInput as error:
+    except loading.BadInput as error:
         sys.stderr.write(f"shard_balance: error: {error}\n")
         return 2
     groups = sharded_runs([run for run, _ in loaded])
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         out.extend(f"- {line}\n" for line in group.missing_lines())
     status = 0
     if unsharded is not None:
-        merged = reports.merge(loaded)
+        merged = loading.merge(loaded)
         found, count = differences(merged, unsharded), len(merged.results)
         out.append("\n## Sharded vs unsharded\n\n" + (
             "\n".join(f"- {line}" for line in found) + "\n" if found else

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from etsuite.tools.reports import Run
+from etsuite.tools.loading import Run
 
 
 @dataclass

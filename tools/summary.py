@@ -16,8 +16,7 @@ import argparse
 import os
 import sys
 
-from etsuite.tools import markdown, page, reports
-from etsuite.tools import status as st
+from etsuite.tools import classify, loading, markdown, page
 from etsuite.tools.baseline_diff import compare
 from etsuite.tools.budget import assemble, fit, parse_size
 from etsuite.tools.files import write_atomically
@@ -91,9 +90,9 @@ def append_step_summary(path: str, sections, budget: int, text: str) -> None:
         handle.write(text + "\n")
 
 
-def exit_code(fail_on: str, merged: reports.Merged, changes) -> int:
+def exit_code(fail_on: str, merged: loading.Merged, changes) -> int:
     if fail_on == "failures":
-        failing = any(r.status in st.FAILING for r in merged.results)
+        failing = any(r.status in classify.FAILING for r in merged.results)
         incomplete = merged.incomplete or missing_shards(merged.runs)
         return EXIT_FAIL_ON if failing or incomplete else EXIT_OK
     if fail_on == "regressions":
@@ -101,11 +100,11 @@ def exit_code(fail_on: str, merged: reports.Merged, changes) -> int:
     return EXIT_OK
 
 
-def load_history(folder: str | None, baseline: reports.Merged | None) -> list[page.HistoryPoint]:
+def load_history(folder: str | None, baseline: loading.Merged | None) -> list[page.HistoryPoint]:
     """The earlier runs of the page's history, oldest first: each entry of the folder
     in the order the runs started, then the baseline (the run this one is compared with)."""
-    points = [page.HistoryPoint(name, reports.load_all(paths))
-              for name, paths in (reports.history_inputs(folder) if folder else [])]
+    points = [page.HistoryPoint(name, loading.load_all(paths))
+              for name, paths in (loading.history_inputs(folder) if folder else [])]
     points.sort(key=lambda point: (page.started(point.merged) is None,
                                    page.started(point.merged) or 0.0))
     if baseline is not None:
@@ -113,7 +112,7 @@ def load_history(folder: str | None, baseline: reports.Merged | None) -> list[pa
     return points
 
 
-def write_markdown(args, merged: reports.Merged, changes) -> str:
+def write_markdown(args, merged: loading.Merged, changes) -> str:
     """Write the summary where --output says (or print it); returns what the closing
     line says about where it went."""
     link_from = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
@@ -143,10 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.history and not args.page:
         parser.error("--history is shown on the page: it needs --page")
     try:
-        merged = reports.load_all(reports.expand_inputs(args.inputs or [DEFAULT_INPUT]))
-        baseline = reports.load_all(reports.expand_inputs(args.baseline)) if args.baseline else None
+        merged = loading.load_all(loading.expand_inputs(args.inputs or [DEFAULT_INPUT]))
+        baseline = loading.load_all(loading.expand_inputs(args.baseline)) if args.baseline else None
         history = load_history(args.history, baseline)
-    except reports.BadInput as error:
+    except loading.BadInput as error:
         sys.stderr.write(f"summary: error: {error}\n")
         return EXIT_BAD_INPUT
     if baseline is None and history:
@@ -165,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     for line in missing_shards(merged.runs):
         sys.stderr.write(f"summary: {line}\n")
-    failing = sum(1 for r in merged.results if r.status in st.FAILING)
+    failing = sum(1 for r in merged.results if r.status in classify.FAILING)
     sys.stderr.write(f"summary: {plural(len(merged.results), 'test')}, {failing} failing, "
                      f"{plural(len(merged.runs), 'run')}{where}\n")
     return exit_code(args.fail_on, merged, changes)

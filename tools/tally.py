@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from etsuite.backends.harness.contract.nodeids import repro_command, test_case_id
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import status as st
-from etsuite.tools.reports import Merged, TestResult
+from etsuite.tools import classify
+from etsuite.tools.loading import Merged, TestResult
 from etsuite.tools.signature import signature
 
 FlowKey = tuple  # (backend or None, flow or None)
@@ -70,16 +70,16 @@ class FlowRow:
 
     @property
     def passing(self) -> int:
-        return sum(self.counts[s] for s in st.PASSING)
+        return sum(self.counts[s] for s in classify.PASSING)
 
     @property
     def failing(self) -> int:
         """Failures that are verdicts about the program (fail_infra is not one)."""
-        return sum(self.counts[s] for s in st.VERDICT_FAILING)
+        return sum(self.counts[s] for s in classify.VERDICT_FAILING)
 
     @property
     def pass_rate(self) -> float | None:
-        return st.pass_rate(self.passing, self.failing)
+        return classify.pass_rate(self.passing, self.failing)
 
     @property
     def verdicts(self) -> int:
@@ -104,7 +104,7 @@ class FlowRow:
         return self.delegated_passing / decided if decided else None
 
     def add(self, result: TestResult) -> None:
-        self.counts[st.column_of(result.status)] += 1
+        self.counts[classify.column_of(result.status)] += 1
         self.delegated_correct += result.status is Status.PASS and self.delegates
         self.total += 1
         self.duration += result.duration
@@ -114,7 +114,7 @@ class FlowRow:
 # skipped, it is a declared expected failure, or the runner failed (not the program).
 # Keys are FlowRow.counts' columns.
 NO_VERDICT = (("not run", (Status.LOWERED_NOT_RUN,)), ("unavailable", (Status.UNAVAILABLE,)),
-              ("skipped", (st.SKIP_COLUMN,)), ("xfail", (Status.XFAIL,)),
+              ("skipped", (classify.SKIP_COLUMN,)), ("xfail", (Status.XFAIL,)),
               ("infrastructure failures", (Status.FAIL_INFRA,)))
 
 
@@ -248,17 +248,17 @@ class Failure:
 
 
 def failures_of(result: TestResult) -> list[Failure]:
-    if result.status not in st.FAILING:
+    if result.status not in classify.FAILING:
         return []
     found = [Failure(result, r.status, r.stage, r.subtest, r.error or result.longrepr)
-             for r in result.records if r.status in st.FAILING]
+             for r in result.records if r.status in classify.FAILING]
     return found or [Failure(result, result.status, result.phase, None, result.longrepr)]
 
 
 def failing_tests(merged: Merged, order: list[FlowKey]) -> list[tuple[TestResult, list[Failure]]]:
     """Failing tests in flow order, then node id."""
     rank = {key: index for index, key in enumerate(order)}
-    failing = [r for r in merged.results if r.status in st.FAILING]
+    failing = [r for r in merged.results if r.status in classify.FAILING]
     failing.sort(key=lambda r: (rank.get(flow_key(r), len(rank)), r.nodeid))
     return [(r, failures_of(r)) for r in failing]
 
@@ -266,7 +266,7 @@ def failing_tests(merged: Merged, order: list[FlowKey]) -> list[tuple[TestResult
 def is_flaky(result: TestResult) -> bool:
     """A failing test whose failing records all passed when run again on the same
     inputs: flaky, not broken (it still counts as failing)."""
-    failing = [r for r in result.records if r.status in st.FAILING]
+    failing = [r for r in result.records if r.status in classify.FAILING]
     return bool(failing) and all(r.flaky for r in failing)
 
 
@@ -274,7 +274,7 @@ def repro(result: TestResult) -> str:
     """The record's own command when there is one; else one built the same way from the
     node id and the run's seed."""
     for record in result.records:
-        if record.repro and record.status in st.FAILING:
+        if record.repro and record.status in classify.FAILING:
             return record.repro
     for record in result.records:
         if record.repro:
@@ -443,7 +443,7 @@ def worst_ratio(record: SubtestRecord) -> float | None:
 def is_borderline(record: SubtestRecord) -> bool:
     """A passing subtest that used BORDERLINE_RATIO or more of its bound."""
     ratio = worst_ratio(record)
-    return record.status in st.PASSING and ratio is not None and ratio >= BORDERLINE_RATIO
+    return record.status in classify.PASSING and ratio is not None and ratio >= BORDERLINE_RATIO
 
 
 def quality(results: list[TestResult], order: list[FlowKey]) -> list[Quality]:

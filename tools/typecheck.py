@@ -4,7 +4,7 @@
 (setup.py maps the folders `backends/` and `tools/` to them), and the lint env installs
 nothing of the project so that it needs no torch. So this lays out `etsuite/` as symlinks
 to the folders, points MYPYPATH at it, and rewrites the paths mypy prints back to the
-repository's own (`backends/harness/pipeline.py:12: error: ...`).
+repository's own (`backends/harness/case/pipeline.py:12: error: ...`).
 
     python tools/typecheck.py [--root DIR] [mypy options]
 

@@ -20,21 +20,21 @@ from etsuite.backends.harness.contract.durations import (
     durations_document,
     durations_of,
 )
-from etsuite.tools import reports
+from etsuite.tools import loading
 from etsuite.tools.files import write_atomically
 
 
 def default_reports(backend: str) -> list[str]:
     """reports/<backend>.json and every reports/<backend>-*.json (shards, suites)."""
     found = glob.glob(f"reports/{backend}.json") + sorted(glob.glob(f"reports/{backend}-*.json"))
-    return [path for path in found if not path.endswith(reports.STREAM_SUFFIX)]
+    return [path for path in found if not path.endswith(loading.STREAM_SUFFIX)]
 
 
-def measured(merged: reports.Merged, backend: str) -> dict[str, float]:
+def measured(merged: loading.Merged, backend: str) -> dict[str, float]:
     own_folder = f"backends/{backend}/"
     return {r.nodeid: r.duration for r in merged.results
             if (r.backend == backend or r.nodeid.startswith(own_folder))
-            and r.longrepr != reports.SESSION_ENDED and r.duration > 0}
+            and r.longrepr != loading.SESSION_ENDED and r.duration > 0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no reports/{args.backend}.json or reports/{args.backend}-*.json: "
                      f"run `make test-{args.backend}` first, or name the reports")
     try:
-        merged = reports.load_all(reports.expand_inputs(inputs))
+        merged = loading.load_all(loading.expand_inputs(inputs))
         before = {} if args.replace or not os.path.exists(output) else durations_of(
             json.loads(open(output, encoding="utf-8").read()))
-    except (reports.BadInput, ValueError) as error:
+    except (loading.BadInput, ValueError) as error:
         sys.stderr.write(f"update-durations: error: {error}\n")
         return 2
     now = measured(merged, args.backend)

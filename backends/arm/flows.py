@@ -56,9 +56,9 @@ import sys
 from pathlib import Path
 
 from etsuite.backends.arm.tosa_reference import TosaReferenceRuntime
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime
-from etsuite.backends.harness.tolerance import FP32, INT8
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.flows.tolerance import FP32, INT8
 
 BACKEND = "arm"
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 
-from etsuite.backends.harness.flow import module_on_disk
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime, LoweredProgram
+from etsuite.backends.harness.flows.flow import module_on_disk
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime, LoweredProgram
 
 REFERENCE_MODULE = "tosa_reference_model"
 TOSA_BACKEND_ID = "TOSABackend"

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import sys
 
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.tolerance import INT8
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.tolerance import INT8
 
 BACKEND = "cadence"
 REQUIRES = ("torch", "executorch", "torchao", "executorch.backends.cadence.aot.compiler",

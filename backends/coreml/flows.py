@@ -24,7 +24,7 @@ quantize stage (its time before and after: docs/measurements.md). No public
 option skips them (every registered annotator runs for every config). The quantizer factory
 here therefore builds the quantizer once per process, and the harness memoizes the
 pattern graphs through the module-level hook `_coreml_quantizer_utils._get_aten_graph_module`
-(private to ExecuTorch; see backends/harness/speedups.py): the graphs depend only on the
+(private to ExecuTorch; see backends/harness/case/speedups.py): the graphs depend only on the
 pattern, and the annotations, converted graph and quantized weights were checked
 byte-identical. The
 harness's warm-up quantizes once in the parent, so forked test children inherit the
@@ -33,8 +33,8 @@ graphs and quantize without rebuilding them. Known gaps are data: expectations.t
 
 from dataclasses import replace
 
-from etsuite.backends.harness.flow import Flow, delegating_flow
-from etsuite.backends.harness.llm_recipes import LlmRecipe
+from etsuite.backends.harness.flows.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
 
 # ETCoreMLStrings.delegateIdentifier in the Core ML runtime delegate, and
 # CoreMLBackend.__name__ (the partitioner's backend_id).

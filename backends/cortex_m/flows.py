@@ -30,9 +30,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.runtimes import LoweredProgram
-from etsuite.backends.harness.tolerance import INT8
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.runtimes import LoweredProgram
+from etsuite.backends.harness.flows.tolerance import INT8
 
 BACKEND = "cortex_m"
 FVP = "FVP_Corstone_SSE-300_Ethos-U55"

@@ -16,9 +16,9 @@ import os
 import re
 from dataclasses import dataclass
 
-from etsuite.backends.harness import exchange
 from etsuite.backends.harness.contract.statuses import FAILING, Status
-from etsuite.backends.harness.runtimes import delegate_ids
+from etsuite.backends.harness.flows.runtimes import delegate_ids
+from etsuite.backends.harness.remote import exchange
 
 CAP_FILE = "CAP_REACHED"
 DEFAULT_CAP_MB = 256

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from etsuite.backends.harness import declared, isolation, shard_plan, workers
+from etsuite.backends.harness import declared, isolation, sharding, workers
 from etsuite.backends.harness.contract.durations import DURATIONS_FILE
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.durations import DurationsError, Item, load_durations, longest_first
-from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.registry import backend_folders, backend_of_test_folder, backends_dir
 from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_of, suite_of
-from etsuite.backends.harness.registry import backend_folders, backend_of_test_folder, backends_dir
+from etsuite.backends.harness.sharding import DurationsError, Item, load_durations, longest_first
+from etsuite.backends.harness.state import FLOWS_IN_RUN_KEY, TESTS_IN_RUN_KEY, SessionState
 
 
 def register_markers(config, flows) -> None:
@@ -34,7 +35,7 @@ def register_markers(config, flows) -> None:
 
 
 class Collection:
-    def __init__(self, state):
+    def __init__(self, state: SessionState):
         self.state = state
         # flow name -> file -> the case ids collected from it, for entries that name nothing
         self.collected: dict[str, dict[str, set[str]]] = {}
@@ -124,7 +125,7 @@ class Collection:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The flows the collected tests use, after every deselection (-k, node ids, shards):
-        the warm-up lowers with these only, not with every selected flow."""
+        priming lowers with these only, not with every selected flow."""
         used: dict[str, Flow] = {}
         tests = 0
         for item in session.items:
@@ -132,8 +133,8 @@ class Collection:
             if flow is not None:
                 used.setdefault(flow.name, flow)
                 tests += 1
-        self.state.flows_in_run = list(used.values())
-        self.state.tests_in_run = tests
+        session.config.stash[FLOWS_IN_RUN_KEY] = list(used.values())
+        session.config.stash[TESTS_IN_RUN_KEY] = tests
 
     def _entries_naming_nothing(self, config) -> list[str]:
         """declared.entries_naming_nothing for every selected flow, over what this run
@@ -197,10 +198,12 @@ class Collection:
         """(this shard's items, the others'): the same on the pytest process and on every
         xdist worker, which all collect the same items and read the same durations."""
         run = self.state.run
-        plan = shard_plan.plan(self._duration_items(items), durations, run.shard[1])
+        assert run.shard is not None, "called only for a sharded run"
+        shard, shards = run.shard
+        plan = sharding.plan(self._duration_items(items), durations, shards)
         run.plan = plan.facts()
         workers.hand_over_shard_plan(config, run.plan)
-        index = run.shard[0] - 1
+        index = shard - 1
         mine = set(plan.shards[index])
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and not workers.is_xdist_worker(config):

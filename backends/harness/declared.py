@@ -17,8 +17,8 @@ import hashlib
 from pathlib import Path
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.expectations import Expectations, matches
-from etsuite.backends.harness.shard_plan import ShardError, parse_shard
+from etsuite.backends.harness.flows.expectations import Expectations, matches
+from etsuite.backends.harness.sharding import ShardError, parse_shard
 
 # The kinds whose verdicts a run can prove stale (a skip is not run, so it cannot).
 CHECKED_KINDS = ("fail", "tolerance", "must_delegate")

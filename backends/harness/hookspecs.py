@@ -9,12 +9,20 @@ import pytest
 
 if TYPE_CHECKING:  # for the annotations only: flow.py is not loaded with the hookspecs
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.backends.harness.flow import Flow
+    from etsuite.backends.harness.flows.flow import Flow
+    from etsuite.backends.harness.remote.kinds import RunnerKind
 
 
 def pytest_etsuite_flows(config: pytest.Config) -> list[Flow]:
     """Return a list of extra `Flow` objects (e.g. a vendor's own backend, or flows
     made for the harness's self-tests). Called once, at configure time."""
+
+
+def pytest_etsuite_runner_kinds(config: pytest.Config) -> list[RunnerKind]:
+    """Return runner kinds to add to the built-in ones (process, ssh, adb, cmd): objects
+    of the `remote.kinds.RunnerKind` shape, e.g. a board reached over a vendor's own
+    transport. A `--runner` spec goes to the first kind that claims it. Called once at
+    configure time, and only when a runner is asked for."""
 
 
 @pytest.hookspec(firstresult=True)

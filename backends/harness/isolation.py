@@ -122,13 +122,13 @@ def progress_sink(item):
 
 
 class IsolationPlugin:
-    """Registered by the plugin only when isolation is on. `warm_up` is called once, in
+    """Registered by the plugin only when isolation is on. `prime` is called once, in
     the parent, before the first test that uses the harness is forked."""
 
-    def __init__(self, config, time_limits: list[tuple[str, float]], warm_up):
+    def __init__(self, config, time_limits: list[tuple[str, float]], prime):
         self.config = config
         self.time_limits = time_limits
-        self.warm_up = warm_up
+        self.prime = prime
         self.warmed_up = False
 
     def time_limit(self, item) -> float:
@@ -145,7 +145,7 @@ class IsolationPlugin:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
         if not self.warmed_up and "test_runner" in getattr(item, "fixturenames", ()):
             self.warmed_up = True
-            self.warm_up()
+            self.prime()
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         for report in run_in_child(item, self.time_limit(item)):

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import pytest
 
+from etsuite.backends.harness.case.runner import TestContext, TestRunner, new_record
+from etsuite.backends.harness.case.seeds import derive_seed
 from etsuite.backends.harness.contract.nodeids import case_id, test_case_id
 from etsuite.backends.harness.contract.nodeids import repro_command as contract_repro
 from etsuite.backends.harness.contract.record import SubtestRecord
-from etsuite.backends.harness.registry import backend_folders
-from etsuite.backends.harness.runner import TestContext, TestRunner, new_record
-from etsuite.backends.harness.seeds import derive_seed
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.registry import backend_folders
+from etsuite.backends.harness.state import SessionState
 
 RUNNER_KEY = pytest.StashKey[TestRunner]()
 # Status given at collection time (skip_unsupported, unavailable) with its reason.
 COLLECTION_STATUS_KEY = pytest.StashKey[tuple]()
 
 
-def flow_of(item, state):
+def flow_of(item: pytest.Item, state: SessionState) -> Flow | None:
     """The item's flow, or None for a test that takes no `test_runner`."""
     callspec = getattr(item, "callspec", None)
     name = callspec.params.get("test_runner") if callspec else None
@@ -52,7 +54,8 @@ def repro_command(flow, nodeid: str, seed: int) -> str:
                           ["--runner", option] if option else [])
 
 
-def context_of(item, flow, state) -> tuple[TestContext, int]:
+def context_of(item: pytest.Item, flow: Flow | None,
+               state: SessionState) -> tuple[TestContext, int]:
     """(the identity every record of the item carries, the seed of its inputs)."""
     callspec = getattr(item, "callspec", None)
     params = {}
@@ -69,7 +72,8 @@ def context_of(item, flow, state) -> tuple[TestContext, int]:
     ), derive_seed(state.seed, case_of(item, flow))
 
 
-def record_for_item(item, state, subtest: int, **found) -> SubtestRecord:
+def record_for_item(item: pytest.Item, state: SessionState, subtest: int,
+                    **found) -> SubtestRecord:
     """A record with the item's identity (test id, flow, seed, repro) and what was
     found, for results no subtest produced: collection-time skips, crashes, timeouts."""
     flow = flow_of(item, state)
@@ -77,7 +81,7 @@ def record_for_item(item, state, subtest: int, **found) -> SubtestRecord:
     return new_record(flow, context, subtest, **found)
 
 
-def records_for(item, state) -> list[SubtestRecord]:
+def records_for(item: pytest.Item, state: SessionState) -> list[SubtestRecord]:
     """Records of this item: the runner's, or the status the item got at collection
     (skip_unsupported / unavailable)."""
     runner = item.stash.get(RUNNER_KEY, None)

@@ -2,19 +2,19 @@
 options, builds the session's settings once and registers one plugin object per
 concern, the way pytest-xdist's plugin.py declares options and registers `DSession`:
 
-    session.SessionHeader         what the session is (settings built once; the header)
-    collection.Collection         parametrization, selection, collection-time statuses,
-                                  shards, resume, order
-    runner_fixture.RunnerFixture  the `test_runner` fixture
-    verdicts.Verdicts             final statuses and outcomes, for a finished test and a
-                                  lost child alike
-    workers.XdistCoordination     what an xdist controller and its workers tell each other
-    session_end.SessionEnd        the exit status
-    runner_config.RunnerSession   runners in the header, devices lost, the pool folder
-    isolation.IsolationPlugin     each test in a forked child (when isolation is on)
-    stream.ResultsStream          the results stream and the JSON report's contents
+    session.SessionHeader           what the session is (settings built once; the header)
+    collection.Collection           parametrization, selection, collection-time statuses,
+                                    shards, resume, order
+    fixture.TestRunnerFixture       the `test_runner` fixture
+    verdicts.Verdicts               final statuses and outcomes, for a finished test and a
+                                    lost child alike
+    workers.XdistCoordination       what an xdist controller and its workers tell each other
+    session_end.SessionEnd          the exit status
+    remote.placement.RunnerSession  runners in the header, devices lost, the pool folder
+    isolation.IsolationPlugin       each test in a forked child (when isolation is on)
+    recording.ResultsStream         the results stream and the JSON report's contents
 
-and hands a run to the warm process when asked (`--warm`, warm_client.py) before any of
+and hands a run to the warm process when asked (`--warm`, warm/client.py) before any of
 them is needed.
 """
 
@@ -28,25 +28,26 @@ from etsuite.backends.harness import (
     artifacts,
     collection,
     declared,
+    fixture,
     hookspecs,
     isolation,
-    runner_config,
-    runner_fixture,
+    recording,
     session,
     session_end,
-    shard_plan,
-    speedups,
-    stream,
+    sharding,
     verdicts,
-    warm_client,
     workers,
 )
+from etsuite.backends.harness.case import speedups
+from etsuite.backends.harness.remote import placement
+from etsuite.backends.harness.state import STATE_KEY
+from etsuite.backends.harness.warm import client as warm_client
 
 
 def _shard_arg(text: str) -> tuple[int, int]:
     try:
-        return shard_plan.parse_shard(text)
-    except shard_plan.ShardError as error:
+        return sharding.parse_shard(text)
+    except sharding.ShardError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
@@ -86,14 +87,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="stop this checkout's warm process (of this environment) and exit")
     declared.addoption(group)
     isolation.addoption(group, parser)
-    stream.addoption(group)
+    recording.addoption(group)
     artifacts.addoption(group)
-    runner_config.addoption(group, parser)
+    placement.addoption(group, parser)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """With --warm or $ETSUITE_WARM=1, the warm process runs the session (warm_client.py);
+    """With --warm or $ETSUITE_WARM=1, the warm process runs the session (warm/client.py);
     else, or when it cannot, the run goes on here."""
     return warm_client.forward(config)
 
@@ -108,17 +109,17 @@ def pytest_configure(config: pytest.Config) -> None:
         speedups.apply()
     collection.register_markers(config, state.flows.values())
     isolation.register_markers(config)
-    config.stash[session.STATE_KEY] = state  # for conftests and other plugins
+    config.stash[STATE_KEY] = state  # for conftests and other plugins
     register = config.pluginmanager.register
     register(session.SessionHeader(state), "etsuite-session")
     register(collection.Collection(state), "etsuite-collection")
-    register(runner_fixture.RunnerFixture(state), "etsuite-runner")
+    register(fixture.TestRunnerFixture(state), "etsuite-runner")
     register(verdicts.Verdicts(state), "etsuite-verdicts")
-    register(workers.XdistCoordination(state), "etsuite-xdist")
+    register(workers.XdistCoordination(config, state), "etsuite-xdist")
     register(session_end.SessionEnd(state), "etsuite-session-end")
-    register(runner_config.RunnerSession(state), "etsuite-runners")
+    register(placement.RunnerSession(state), "etsuite-runners")
     if isolation.isolation_mode(config) == "fork":
         register(isolation.IsolationPlugin(config, state.time_limits,
-                                           lambda: runner_fixture.warm_up(config, state)),
+                                           lambda: fixture.prime(config, state)),
                  "etsuite-isolation")
-    stream.configure(config, state)
+    recording.configure(config, state)

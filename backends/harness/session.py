@@ -11,121 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 import random
-from dataclasses import dataclass, field
 
 import pytest
 
-from etsuite.backends.harness import artifacts, declared, isolation, runner_config, stream, workers
-from etsuite.backends.harness.contract.facts import SEED_POLICIES, FlowFacts, RunFacts, SessionFacts
-from etsuite.backends.harness.expectations import check_for_flow
-from etsuite.backends.harness.flow_selection import UnknownNameError, select_flows
-from etsuite.backends.harness.registry import backend_folders, builtin_flows, hook_flows, index_flows
-from etsuite.backends.harness.seeds import derive_seed
+from etsuite.backends.harness import artifacts, declared, isolation, recording, workers
+from etsuite.backends.harness.contract.facts import SEED_POLICIES, RunFacts
+from etsuite.backends.harness.flows.expectations import check_for_flow
+from etsuite.backends.harness.flows.registry import builtin_flows, hook_flows, index_flows
+from etsuite.backends.harness.flows.selection import UnknownNameError, select_flows
+from etsuite.backends.harness.remote import placement
+from etsuite.backends.harness.state import RunIdentity, SessionState
 
-STATE_KEY = pytest.StashKey["SessionState"]()
 SEED_ENV = "ETSUITE_SEED"
-
-
-@dataclass
-class RunIdentity:
-    """Which run a report belongs to, so that the report tools can put the shards of one
-    run together: the run id (--run-id, $ETSUITE_RUN_ID, the GitHub Actions run, else
-    "local"), what was selected, this shard, and the shard plan once items are known."""
-
-    id: str
-    selection: str
-    shard: tuple[int, int] | None = None
-    plan: dict | None = None  # shard_plan.Plan.facts(), from collection
-
-    @classmethod
-    def from_config(cls, config) -> "RunIdentity":
-        option = config.option
-        run_id = option.run_id or os.environ.get("ETSUITE_RUN_ID") or (
-            f"gh-{os.environ['GITHUB_RUN_ID']}" if os.environ.get("GITHUB_RUN_ID") else "local")
-        names = sorted(set(option.backend)) + sorted(set(option.flow) - set(option.backend))
-        parts = ["+".join(names) if names else "all flows"]
-        if config.args_source == pytest.Config.ArgsSource.ARGS:
-            parts.extend(config.args)
-        if option.keyword:
-            parts.append(f"-k {option.keyword!r}")
-        if option.markexpr:
-            parts.append(f"-m {option.markexpr!r}")
-        if option.declared:
-            parts.append(f"--declared {','.join(sorted(option.declared))}")
-            for name in ("declared_sample", "passing_sample"):
-                sample = getattr(option, name)
-                if sample:
-                    parts.append(f"--{name.replace('_', '-')} {sample[0]}/{sample[1]}")
-        return cls(run_id, " ".join(parts), option.shard)
-
-    def facts(self) -> RunFacts:
-        shard, shards = self.shard if self.shard else (None, None)
-        return RunFacts(self.id, self.selection, shard, shards, self.plan)
-
-    def seed(self) -> int:
-        """The default seed of a sharded run: the same for every shard of the run, so all
-        of its cases see inputs from one seed."""
-        return derive_seed(0, f"{self.id} {self.selection}") % 10**6
-
-
-@dataclass
-class SessionState:
-    """The session's settings (built once) and the few facts learnt as it runs."""
-
-    flows: dict                # every known flow, by name
-    selected: list             # the flows --backend / --flow selected
-    seed: int
-    seed_policy: str           # a key of contract.facts.SEED_POLICIES
-    run: RunIdentity
-    # Probed once per session, for the selected flows only (a probe may import a
-    # backend's package): why each cannot run here (None: it can).
-    unavailable: dict
-    time_limits: list          # isolation.parse_time_limits
-    artifacts: artifacts.ArtifactPolicy | None = None
-    resumed: stream.Resumed | None = None   # the killed run --resume continues
-    runners: list = field(default_factory=list)  # runner_config.RunnerChoice, in order
-    runner_folder: str | None = None   # the run's pool folder of runner devices
-    owns_runner_folder: bool = False   # made here (not handed by an xdist controller)
-    finished_before: set[str] = field(default_factory=set)  # its finished tests: not run again
-    # Learnt during the session:
-    usage_error: str | None = None     # found by an xdist worker at collection
-    flows_in_run: list | None = None   # flows of the collected items, once known
-    tests_in_run: int | None = None    # collected items that use a flow, once known
-    selected_backends: set[str] = field(init=False)
-
-    def __post_init__(self):
-        self.selected_backends = {f.backend for f in self.selected}
-
-    def facts(self) -> SessionFacts:
-        """Session facts stored in every report (JSON and stream)."""
-        from importlib.metadata import PackageNotFoundError, version
-
-        def package_version(name):
-            try:
-                return version(name)
-            except PackageNotFoundError:
-                return None
-
-        folders = backend_folders()
-        return SessionFacts(
-            seed=self.seed,
-            versions={name: package_version(name) for name in ("torch", "executorch")},
-            flows={
-                f.name: FlowFacts(
-                    backend=f.backend,
-                    tox_env=f.backend if f.backend in folders else None,
-                    description=f.description,
-                    delegates=f.delegates,
-                    quantizes=f.quantizes,
-                    selected=f in self.selected,
-                    unavailable=self.unavailable.get(f.name),
-                    enable_hint=f.enable_hint or None,
-                )
-                for f in self.flows.values()
-            },
-            run=self.run.facts(),
-            seed_policy=self.seed_policy,
-        )
 
 
 def build_state(config) -> SessionState:
@@ -138,9 +35,9 @@ def build_state(config) -> SessionState:
             check_for_flow(flow.expectations, flow.name, flow.tolerance)
         time_limits = isolation.parse_time_limits(config)
         declared.check_options(config.option)
-        resumed = stream.resumed_run(config)
-        runners = runner_config.parse_choices(config)
-        runner_config.apply_runners(flows_by_name, runners, None)  # patterns checked
+        resumed = recording.resumed_run(config)
+        runners = placement.parse_choices(config)
+        placement.apply_runners(flows_by_name, runners, None)  # patterns checked
     except (UnknownNameError, isolation.SettingError, ValueError) as error:
         raise pytest.UsageError(str(error)) from None
     run = RunIdentity.from_config(config)
@@ -156,8 +53,8 @@ def build_state(config) -> SessionState:
         if os.path.exists(stale):  # a new run: a new cap
             os.remove(stale)
     # Runners last, once every setting is valid: the pool folder is made here.
-    runner_folder, owned = runner_config.pool_folder(config, runners)
-    flows_by_name = runner_config.apply_runners(flows_by_name, runners, runner_folder)
+    runner_folder, owned = placement.pool_folder(config, runners)
+    flows_by_name = placement.apply_runners(flows_by_name, runners, runner_folder)
     selected = [flows_by_name[f.name] for f in selected]
     return SessionState(
         flows=flows_by_name, selected=selected, seed=seed, seed_policy=policy, run=run,

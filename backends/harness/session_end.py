@@ -14,13 +14,15 @@ import sys
 import pytest
 
 from etsuite.backends.harness import artifacts, workers
-from etsuite.backends.harness.expectations import matches
+from etsuite.backends.harness.flows.expectations import matches
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.state import USAGE_ERROR_KEY, SessionState
 
 EXIT_UNAVAILABLE = 7  # a backend or flow asked for by name cannot run on this host
 
 
 class SessionEnd:
-    def __init__(self, state):
+    def __init__(self, state: SessionState):
         self.state = state
 
     # Not tryfirst: pytest-json-report writes its exit code in a tryfirst
@@ -32,14 +34,16 @@ class SessionEnd:
         if workers.is_xdist_worker(config):
             return
         state = self.state
-        if state.usage_error:
-            sys.stderr.write(f"ERROR: {state.usage_error}\n")
+        usage_error = config.stash.get(USAGE_ERROR_KEY, None)
+        if usage_error:
+            sys.stderr.write(f"ERROR: {usage_error}\n")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        plan = state.run.plan
-        if plan and plan["items"] and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        plan, shard = state.run.plan, state.run.shard
+        if plan and shard and plan["items"] and \
+                session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             # More shards than test cases: this one is empty, which is no error of the run.
-            sys.stderr.write(f"etsuite: shard {state.run.shard[0]}/{state.run.shard[1]} holds "
+            sys.stderr.write(f"etsuite: shard {shard[0]}/{shard[1]} holds "
                              f"none of the {plan['items']} selected items\n")
             session.exitstatus = pytest.ExitCode.OK
         allowed = config.option.may_be_unavailable
@@ -75,7 +79,7 @@ def flow_patterns_arg(text: str) -> tuple[str, ...]:
     return patterns
 
 
-def unavailable_requests(config, state) -> list[str]:
+def unavailable_requests(config: pytest.Config, state: SessionState) -> list[str]:
     """One line per backend (every flow unavailable) or flow asked for by name that
     cannot run here, with the reason and how to enable it."""
     lines: list[str] = []
@@ -90,6 +94,6 @@ def unavailable_requests(config, state) -> list[str]:
     return lines
 
 
-def _unavailable_line(what: str, flow, state) -> str:
+def _unavailable_line(what: str, flow: Flow, state: SessionState) -> str:
     hint = f"; to enable it: {flow.enable_hint}" if flow.enable_hint else ""
     return f"{what} {flow.name} cannot run on this host: {state.unavailable[flow.name]}{hint}"

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from etsuite.backends.harness import stream
+from etsuite.backends.harness import recording
+from etsuite.backends.harness.case.runner import TestContext, new_record
 from etsuite.backends.harness.contract.nodeids import param_ids, test_case_id
 from etsuite.backends.harness.contract.record import SubtestRecord, error_headline
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.backends.harness.expectations import Verdict, judge, rewrite_status
+from etsuite.backends.harness.flows.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
     RUNNER_KEY,
     case_of,
@@ -32,7 +33,7 @@ from etsuite.backends.harness.items import (
     repro_command,
     suite_of,
 )
-from etsuite.backends.harness.runner import TestContext, new_record
+from etsuite.backends.harness.state import SessionState
 
 if TYPE_CHECKING:  # xdist's types, for the annotations only
     from xdist.scheduler.protocol import Scheduling
@@ -104,7 +105,7 @@ def follow_pytest_xfail(item, report, records: list[SubtestRecord]) -> None:
 
 
 class Verdicts:
-    def __init__(self, state):
+    def __init__(self, state: SessionState):
         self.state = state
 
     @pytest.hookimpl(wrapper=True)
@@ -131,7 +132,7 @@ class Verdicts:
         records = records_for(item, self.state)
         if records:
             follow_pytest_xfail(item, report, records)
-        stream.attach_records(report, [r.to_dict() for r in records])
+        recording.attach_records(report, [r.to_dict() for r in records])
         return report
 
     def pytest_etsuite_child_lost(self, item: pytest.Item, status: Status, message: str,
@@ -152,7 +153,7 @@ class Verdicts:
         )
         if outcome.xfail:
             report.outcome, report.wasxfail = "skipped", outcome.xfail
-        stream.attach_records(report, [r.to_dict() for r in outcome.records])
+        recording.attach_records(report, [r.to_dict() for r in outcome.records])
         return report
 
     @pytest.hookimpl(optionalhook=True)
@@ -170,4 +171,4 @@ class Verdicts:
             params={}, seed=state.seed, repro=repro_command(flow, crashitem, state.seed))
         error = f"the xdist worker running this test crashed: {report.longrepr}"
         record = new_record(flow, context, 0, status=Status.FAIL_CRASH, error=error[:1200])
-        stream.attach_records(report, [record.to_dict()])
+        recording.attach_records(report, [record.to_dict()])

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from etsuite.backends.harness.state import USAGE_ERROR_KEY as STASHED_USAGE_ERROR
+from etsuite.backends.harness.state import SessionState
+
 if TYPE_CHECKING:  # xdist's types, for the annotations only
     from xdist.workermanage import WorkerController
 
@@ -58,7 +61,7 @@ def controller_finished(config) -> set[str] | None:
 
 
 def controller_runner_folder(config) -> str | None:
-    """The run's pool folder of runner devices (runner_pool.py), made by the controller
+    """The run's pool folder of runner devices (remote/pool.py), made by the controller
     and shared by every worker; None elsewhere."""
     return getattr(config, "workerinput", {}).get(RUNNER_FOLDER_KEY)
 
@@ -83,9 +86,10 @@ def usage_error_at_collection(config, items, message: str) -> None:
 
 class XdistCoordination:
     """The controller's side: one seed for every worker, and what workers report back
-    stored in the session state (`session.SessionState`)."""
+    stored on the config's stash (`state.USAGE_ERROR_KEY`) and in the run's identity."""
 
-    def __init__(self, state):
+    def __init__(self, config: pytest.Config, state: SessionState):
+        self.config = config
         self.state = state
 
     @pytest.hookimpl(optionalhook=True)
@@ -100,6 +104,6 @@ class XdistCoordination:
     def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:
         output = getattr(node, "workeroutput", {})
         if output.get(USAGE_ERROR_KEY):
-            self.state.usage_error = output[USAGE_ERROR_KEY]
+            self.config.stash[STASHED_USAGE_ERROR] = output[USAGE_ERROR_KEY]
         if output.get(SHARD_PLAN_KEY):
             self.state.run.plan = output[SHARD_PLAN_KEY]

@@ -16,7 +16,7 @@ the ExecuTorch runtime in the PyPI wheel has no "NeuropilotBackend" (programs ru
 MediaTek Dimensity devices), so lowered subtests would end `lowered_not_run`.
 """
 
-from etsuite.backends.harness.flow import delegating_flow
+from etsuite.backends.harness.flows.flow import delegating_flow
 
 BACKEND = "mediatek"
 PLATFORM = "mt6989"

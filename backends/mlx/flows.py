@@ -21,8 +21,8 @@ import importlib.util
 from dataclasses import replace
 from pathlib import Path
 
-from etsuite.backends.harness.flow import delegating_flow
-from etsuite.backends.harness.llm_recipes import LlmRecipe
+from etsuite.backends.harness.flows.flow import delegating_flow
+from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
 
 BACKEND = "mlx"
 RUNTIME_NAME = "MLXBackend"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from etsuite.backends.harness.flow import delegating_flow
+from etsuite.backends.harness.flows.flow import delegating_flow
 
 BACKEND = "nxp"
 TARGET = "imxrt700"

@@ -24,7 +24,7 @@ fails (strict entries, loaded only on such hosts). On other CPUs these cases sho
 from dataclasses import replace
 from pathlib import Path
 
-from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.flow import Flow, delegating_flow
 
 RUNTIME_NAME = "OpenvinoBackend"
 # executorch/backends/openvino/__init__.py imports the quantizer, hence nncf for both flows.

@@ -5,9 +5,9 @@ can fix (export, edge dialect or portable kernel gaps). Its known failures are i
 expectations.toml beside this file.
 """
 
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.llm_recipes import LlmRecipe
-from etsuite.backends.harness.tolerance import quantized_rule
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
+from etsuite.backends.harness.flows.tolerance import quantized_rule
 
 PORTABLE = Flow(
     name="portable",
@@ -45,5 +45,5 @@ PORTABLE_LLM_8DA4W_QE4 = Flow(
 FLOWS = [PORTABLE, PORTABLE_LLM_CUSTOM_BF16, PORTABLE_LLM_8DA4W_QE4]
 
 # The warm process lowers and runs this flow end to end before it serves runs (which also
-# warms the runtime's loader): see WARM_UP in xnnpack/flows.py.
-WARM_UP = [["portable"]]
+# warms the runtime's loader): see PRIMING in xnnpack/flows.py.
+PRIMING = [["portable"]]

@@ -41,8 +41,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from etsuite.backends.harness.flow import Flow, delegating_flow
-from etsuite.backends.harness.tolerance import Tolerance, quantized_rule
+from etsuite.backends.harness.flows.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.tolerance import Tolerance, quantized_rule
 
 BACKEND = "qualcomm"
 RUNTIME_NAME = "QnnBackend"

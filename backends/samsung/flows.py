@@ -24,7 +24,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from etsuite.backends.harness.flow import delegating_flow
+from etsuite.backends.harness.flows.flow import delegating_flow
 
 BACKEND = "samsung"
 CHIPSET = "E9955"

@@ -10,7 +10,7 @@ delegated subtest ends `lowered_not_run` after serialization: lowering coverage 
 measured. With a runtime that registers "VulkanBackend", the same flows run and compare.
 """
 
-from etsuite.backends.harness.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.flow import Flow, delegating_flow
 
 RUNTIME_NAME = "VulkanBackend"
 REQUIRES = ("torch", "executorch", "executorch.backends.vulkan.partitioner")

@@ -14,7 +14,7 @@ and end `lowered_not_run`; lowering coverage is still measured. Note that a runt
 the real Vulkan backend would run these programs on Vulkan, not WebGPU.
 """
 
-from etsuite.backends.harness.flow import delegating_flow
+from etsuite.backends.harness.flows.flow import delegating_flow
 
 BACKEND = "webgpu"
 RUNTIME_NAME = "VulkanBackend"  # the name the WebGPU runtime registers under

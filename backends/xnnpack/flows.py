@@ -7,9 +7,9 @@ status they fail with, skips, cases that must be delegated).
 
 from dataclasses import replace
 
-from etsuite.backends.harness.flow import Flow, delegating_flow
-from etsuite.backends.harness.llm_recipes import LlmRecipe
-from etsuite.backends.harness.tolerance import FP32, Tolerance, quantized_rule
+from etsuite.backends.harness.flows.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
+from etsuite.backends.harness.flows.tolerance import FP32, Tolerance, quantized_rule
 
 RUNTIME_NAME = "XnnpackBackend"
 REQUIRES = ("torch", "executorch", "executorch.backends.xnnpack")
@@ -132,8 +132,8 @@ FLOWS = [
     *LLM_FLOWS,
 ]
 
-# What the warm process (harness/warm_server.py) lowers before it serves runs, as groups
+# What the warm process (harness/warm/server.py) lowers before it serves runs, as groups
 # of flow names lowered together (one floating-point and one quantizing flow per group):
 # every operator flow of XNNPACK, so that a session of any of them finds its flow warm.
-WARM_UP = [["xnnpack", "xnnpack_static_int8_per_tensor"],
+PRIMING = [["xnnpack", "xnnpack_static_int8_per_tensor"],
            ["xnnpack_dynamic_int8_per_channel"], ["xnnpack_static_int8_per_channel"]]

@@ -4,7 +4,7 @@ run it. (Other arm flows skip these tests: expectations.toml.)"""
 
 import torch
 
-from etsuite.backends.harness.delegation import computing_ops
+from etsuite.backends.harness.case.delegation import computing_ops
 
 
 def assert_compiled_not_run(record, ops):

@@ -4,7 +4,7 @@ undelegated is not run (the reference model executes TOSA, not portable kernels)
 
 import torch
 
-from etsuite.backends.harness.delegation import computing_ops
+from etsuite.backends.harness.case.delegation import computing_ops
 
 
 class ConvBlock(torch.nn.Module):

@@ -5,7 +5,8 @@ One module per format:
 
 - `statuses`: the ordered `Status` vocabulary, its groups, the stages and the status a
   stage's failure gives.
-- `record`: the typed `SubtestRecord` with its payloads (`OutputStatistics` per output,
+- `record`: the typed `SubtestRecord` (which `Subtest`, its `Findings`, what the harness
+  made of them) with its payloads (`OutputStatistics` per output,
   `RerunResult`) and the trimming of its error text.
 - `nodeids`: a test's case and parameter ids from its node id, and its repro command.
 - `facts`: the session facts (`SessionFacts`, `FlowFacts`, `RunFacts`), the schema
@@ -42,10 +43,13 @@ from etsuite.backends.harness.contract.nodeids import (  # noqa: F401
 from etsuite.backends.harness.contract.record import (  # noqa: F401
     CAUSE_SEPARATOR,
     ERROR_LIMIT,
+    FINDINGS_FIELDS,
     RECORD_FIELDS,
+    Findings,
     OutputStatistics,
     RecordError,
     RerunResult,
+    Subtest,
     SubtestRecord,
     error_headline,
     trim_error,

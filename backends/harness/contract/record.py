@@ -108,9 +108,8 @@ class RerunResult:
 
 
 @dataclass
-class SubtestRecord:
-    """One `lower_and_run_model` call (or a crash, timeout or collection-time verdict that
-    stands in for one): what the harness found, as the report tools read it."""
+class Subtest:
+    """Which subtest a record is about, and its status."""
 
     test_id: str                       # pytest node id
     test_case: str                     # node id without any parameters
@@ -120,9 +119,17 @@ class SubtestRecord:
     flow: str | None
     status: Status
     params: dict = field(default_factory=dict)           # the test's other parameters
+    seed: int | None = None            # the session seed that reproduces the inputs
+
+
+@dataclass
+class Findings:
+    """What running a case found, whoever ran it. The pipeline fills these fields
+    (`case.pipeline.PipelineOutcome` is Findings with a status and a replay) and the record
+    carries them, so a new finding is one field here and reaches both."""
+
     stage: str | None = None           # failing stage (None when it did not fail)
     error: str | None = None           # trimmed error text
-    seed: int | None = None            # the session seed that reproduces the inputs
     timings: dict = field(default_factory=dict)          # {stage: seconds}
     delegated_nodes: int | None = None
     undelegated_nodes: int | None = None
@@ -152,6 +159,17 @@ class SubtestRecord:
     state: str | None = None
     # A program of several methods (`lower_and_run_methods`): the method each step called.
     step_methods: list | None = None
+
+
+FINDINGS_FIELDS = tuple(f.name for f in fields(Findings))
+
+
+@dataclass
+class SubtestRecord(Findings, Subtest):
+    """One `lower_and_run_model` call (or a crash, timeout or collection-time verdict that
+    stands in for one), as the report tools read it: which subtest (`Subtest`), what was
+    found (`Findings`), and what the harness made of it (below)."""
+
     # A fail_mismatch or fail_run is run again in the same process, once on the same
     # inputs and once on other inputs. None when it was not rerun.
     rerun: RerunResult | None = None

@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.expectations import (
+from etsuite.backends.harness.flows.expectations import (
     KINDS,
     Expectation,
     Expectations,
     matches,
 )
-from etsuite.backends.harness.tolerance import (
+from etsuite.backends.harness.flows.tolerance import (
     BOUND_SCALE,
     LINEAR_BOUND_FIELDS,
     MAX_BOUND_SCALE,

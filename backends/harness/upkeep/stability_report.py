@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from etsuite.backends.harness.registry import builtin_flows
+from etsuite.backends.harness.flows.registry import builtin_flows
 from etsuite.backends.harness.upkeep.sweeps import markdown, seed_dependent, seeds_of, sweep_of
 
 

@@ -28,7 +28,7 @@ from etsuite.backends.harness.contract.stream import (
     records_of_phases,
     stream_entries,
 )
-from etsuite.backends.harness.tolerance import EXACT
+from etsuite.backends.harness.flows.tolerance import EXACT
 
 # A mismatch at every seed but by less than this many times its bound is one input away
 # from passing: it is declared as a tolerance, never as a strict failure.

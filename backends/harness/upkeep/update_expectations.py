@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 from etsuite.backends.harness.contract.stream import stream_path_for
-from etsuite.backends.harness.expectations import (
+from etsuite.backends.harness.flows.expectations import (
     FILE_NAME,
     Expectations,
     ExpectationsError,
     load,
 )
-from etsuite.backends.harness.registry import backend_folders, backends_dir, builtin_flows
+from etsuite.backends.harness.flows.registry import backend_folders, backends_dir, builtin_flows
 from etsuite.backends.harness.upkeep.declare import dump, leading_comment, observe, updated
 from etsuite.backends.harness.upkeep.sweeps import seeds_of
 

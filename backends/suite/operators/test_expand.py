@@ -2,7 +2,7 @@
 
 import torch
 
-from etsuite.backends.harness.shim import OperatorTest, dtype_test, operator_test
+from etsuite.backends.harness.case.shim import OperatorTest, dtype_test, operator_test
 
 
 class Expand(torch.nn.Module):

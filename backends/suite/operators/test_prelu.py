@@ -2,7 +2,7 @@
 
 import torch
 
-from etsuite.backends.harness.shim import OperatorTest, operator_test
+from etsuite.backends.harness.case.shim import OperatorTest, operator_test
 
 
 class PReLU(torch.nn.Module):

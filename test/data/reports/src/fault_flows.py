@@ -5,9 +5,9 @@ real run. Loaded as a plugin: `PYTHONPATH=test/data/reports/src pytest -p fault_
 import dataclasses
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.expectations import Expectation, Expectations
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.flows.expectations import Expectation, Expectations
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime
 from etsuite.backends.portable.flows import PORTABLE
 from etsuite.backends.xnnpack.flows import XNNPACK
 

@@ -18,23 +18,19 @@ import logging
 import os
 import time
 import traceback
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness import speedups
-from etsuite.backends.harness.contract.record import CAUSE_SEPARATOR, ERROR_LIMIT, trim_error
-from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
-from etsuite.backends.harness.delegation import (
+from etsuite.backends.harness.case import speedups
+from etsuite.backends.harness.case.delegation import (
     computing_ops,
     count_delegation,
     delegated_precision,
 )
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.output_match import compare_outputs, flat_inputs, flatten_tensors
-from etsuite.backends.harness.runtimes import LoweredProgram, Runtime, RuntimeVerdict
-from etsuite.backends.harness.steps import (
+from etsuite.backends.harness.case.output_match import compare_outputs, flat_inputs, flatten_tensors
+from etsuite.backends.harness.case.steps import (
     as_steps,
     calibrate_steps,
     combined_placement,
@@ -44,7 +40,17 @@ from etsuite.backends.harness.steps import (
     prepare_stateful,
     state_placement,
 )
-from etsuite.backends.harness.tolerance import RuleBook, Tolerance
+from etsuite.backends.harness.contract.record import (
+    CAUSE_SEPARATOR,
+    ERROR_LIMIT,
+    FINDINGS_FIELDS,
+    Findings,
+    trim_error,
+)
+from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.runtimes import LoweredProgram, Runtime, RuntimeStatus
+from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
 # pytest's captured-log sections and the JSON report. Keep it when TORCH_TRACE asks for it.
@@ -228,7 +234,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
 
 def lower(exported, flow: Flow):
     """The flow's lowering: its partitioners (none for portable) and compile config. The
-    one place both the pipeline and the warm-up lower, so they lower alike."""
+    one place both the pipeline and priming lower, so they lower alike."""
     from executorch.exir import to_edge_transform_and_lower
 
     # (flow.delegates, spelled out so that the type checker sees partitioners is set)
@@ -280,7 +286,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         loaded = timer.run("load", lambda: calls.load(runtime, program))
         actual = timer.run("run", lambda: calls.execute(runtime, loaded, found))
     except StageError as failure:
-        if not isinstance(failure.error, RuntimeVerdict):
+        if not isinstance(failure.error, RuntimeStatus):
             raise
         verdict = failure.error
         found.status, found.stage, found.error = verdict.status, verdict.stage, trim_error(str(verdict))
@@ -509,13 +515,13 @@ class Replay:
             return Status.SKIP_INVALID
         try:
             loaded = self.runtime.load(self.program)
-        except RuntimeVerdict as verdict:  # decided by the runtime (a lost device: fail_infra)
+        except RuntimeStatus as verdict:  # decided by the runtime (a lost device: fail_infra)
             return verdict.status
         except Exception:  # noqa: BLE001 - a failing stage is the answer
             return Status.FAIL_LOAD
         try:
             actual = self.runtime.execute(loaded, flat)
-        except RuntimeVerdict as verdict:
+        except RuntimeStatus as verdict:
             return verdict.status
         except Exception:  # noqa: BLE001
             return Status.FAIL_RUN
@@ -524,39 +530,16 @@ class Replay:
 
 
 @dataclass
-class PipelineOutcome:
-    """What one run of the pipeline found: the record fields it knows (the names and
-    meanings of `contract.SubtestRecord`'s; `status` is None only until a stage decides
-    it) and, once a program could run, its `replay`, which is for the runner and never
-    part of the record."""
+class PipelineOutcome(Findings):
+    """What one run of the pipeline found: the record's `Findings`, the status (None only
+    until a stage decides it) and, once a program could run, its `replay`, which is for
+    the test runner and never part of the record."""
 
     status: Status | None = None
-    stage: str | None = None
-    error: str | None = None
-    timings: dict = field(default_factory=dict)
-    delegated_nodes: int | None = None
-    undelegated_nodes: int | None = None
-    delegated_ops: dict = field(default_factory=dict)
-    undelegated_ops: dict = field(default_factory=dict)
-    delegated_precision: str | None = None
-    pte_size: int | None = None
-    outputs: list = field(default_factory=list)
-    verdict_rule: str | None = None
-    margin: str | None = None
-    runtime: str | None = None
-    # stateful subtests only (steps.py)
-    steps: int | None = None
-    step_errors: list | None = None
-    step_sqnr_db: list | None = None
-    failed_step: int | None = None
-    state: str | None = None
-    step_ms: list | None = None
-    step_methods: list | None = None
     replay: Replay | None = None
     # False when a failing run is not worth running again (the runner's device was lost)
     rerun_worthwhile: bool = True
 
     def record_fields(self) -> dict[str, Any]:
         """The record's fields, as keywords of `contract.SubtestRecord`."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("replay", "rerun_worthwhile")}
+        return {"status": self.status, **{name: getattr(self, name) for name in FINDINGS_FIELDS}}

@@ -1,12 +1,13 @@
 """Choosing runners without editing flows: `--runner PATTERN=SPEC[,SPEC...]` (repeatable)
 and the ini setting `etsuite_runners` (one `PATTERN=SPEC[,SPEC...]` per line) replace the
 runtime of every flow whose name matches PATTERN (fnmatch: * and ?) by a runner
-(runners.py); several specs are a pool. The last matching line wins, and the command
-line comes after the ini file, so `--runner` overrides it.
+(remote/runtime.py, over the kinds of remote/kinds.py); several specs are a pool. The
+last matching line wins, and the command line comes after the ini file, so `--runner`
+overrides it.
 
 Decided at configure time with the other settings (session.build_state): a malformed
 spec or a pattern that matches no flow is a usage error. The run's pool folder (device
-locks, lost marks: runner_pool.py) is made by the process that runs the session (the
+locks, lost marks: remote/pool.py) is made by the process that runs the session (the
 xdist controller hands it to its workers) and removed at its end.
 """
 
@@ -18,17 +19,24 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
 
 import pytest
 
 from etsuite.backends.harness import workers
-from etsuite.backends.harness.runner_pool import DevicePool
-from etsuite.backends.harness.runners import RunnerRuntime, RunnerSpec, SpecError, split_specs
+from etsuite.backends.harness.remote.kinds import RunnerKind, known_kinds, split_specs
+from etsuite.backends.harness.remote.pool import DevicePool
+from etsuite.backends.harness.remote.runtime import RunnerRuntime
+from etsuite.backends.harness.remote.spec import RunnerSpec, SpecError
+
+if TYPE_CHECKING:  # the state names this module's RunnerChoice
+    from etsuite.backends.harness.state import SessionState
 
 RUNNERS_INI = "etsuite_runners"
 RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
                 "process, ssh://[user@]host[:port][?python=...&identity=...], "
-                "adb://SERIAL?runner=PATH, cmd:TEMPLATE with {pte} {inputs} {outputs}; "
+                "adb://SERIAL?runner=PATH, cmd:TEMPLATE with {pte} {inputs} {outputs}, or a "
+                "kind a plugin adds (pytest_etsuite_runner_kinds); "
                 "several specs separated by commas are a pool (repeatable)")
 
 
@@ -49,13 +57,13 @@ class RunnerChoice:
     source: str    # "--runner" or "etsuite_runners in <ini file>"
 
 
-def parse_choice(text: str, source: str) -> RunnerChoice:
+def parse_choice(text: str, source: str, kinds: Sequence[RunnerKind] | None = None) -> RunnerChoice:
     pattern, equals, specs = text.partition("=")
     if not equals or not pattern.strip() or not specs.strip():
         raise SpecError(f"{source}: {text!r} is not PATTERN=SPEC (e.g. "
                         f"'coreml*=ssh://mac1' or 'xnnpack=process')")
     try:
-        parsed = split_specs(specs)
+        parsed = split_specs(specs, kinds)
     except SpecError as error:
         raise SpecError(f"{source}: {error}") from None
     names = [spec.name for spec in parsed]
@@ -68,7 +76,8 @@ def parse_choices(config) -> list[RunnerChoice]:
     ini = f"{RUNNERS_INI} in {config.inipath or 'the ini file'}"
     lines = [(line, ini) for line in config.getini(RUNNERS_INI)]
     lines += [(line, "--runner") for line in config.getoption("runner", None) or []]
-    return [parse_choice(text, source) for text, source in lines]
+    kinds = known_kinds(config) if lines else None
+    return [parse_choice(text, source, kinds) for text, source in lines]
 
 
 def apply_runners(flows: dict, choices: list[RunnerChoice], folder: str | None) -> dict:
@@ -107,7 +116,7 @@ class RunnerSession:
     """What people see of runners: a header line per runner choice used by the selected
     flows, and at the end the devices the run lost. Removes the pool folder it owns."""
 
-    def __init__(self, state):
+    def __init__(self, state: SessionState):
         self.state = state
 
     def pytest_report_header(self, config) -> list[str]:

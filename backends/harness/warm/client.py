@@ -1,4 +1,4 @@
-"""The thin side of the warm process (warm_server.py): where a checkout's server listens,
+"""The thin side of the warm process (warm/server.py): where a checkout's server listens,
 and handing a pytest run over to it.
 
 A run opts in with `--warm` or `ETSUITE_WARM=1`. The plugin calls `forward` from
@@ -124,7 +124,7 @@ def start_server(path: Path, rootdir: str) -> socket.socket:
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
         server = subprocess.Popen(
-            [sys.executable, "-m", "etsuite.backends.harness.warm_server", str(path), rootdir],
+            [sys.executable, "-m", "etsuite.backends.harness.warm.server", str(path), rootdir],
             cwd=rootdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -222,7 +222,7 @@ def xdist_workers_from_server(config) -> None:
 
 
 def worker_main(argv: list[str]) -> int:
-    """`python -S warm_client.py SOCKET -u -c CODE`: an xdist worker forked by the server,
+    """`python -S warm/client.py SOCKET -u -c CODE`: an xdist worker forked by the server,
     with this process's stdin/stdout (execnet's pipes); exits with the worker's code."""
     where, rest = Path(argv[0]), argv[1:]
     code = rest[rest.index("-c") + 1]

@@ -3,7 +3,7 @@ known names when one is unknown."""
 
 from __future__ import annotations
 
-from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.flows.flow import Flow
 
 
 class UnknownNameError(ValueError):

@@ -12,7 +12,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from etsuite.backends.harness.contract.record import OutputStatistics
-from etsuite.backends.harness.tolerance import RuleBook, Tolerance
+from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
 
 
 @dataclass

@@ -7,7 +7,7 @@ A job folder holds `program.pte`, one `input_<i>.bin` per tensor input and
 `manifest.json`; an output folder holds one `output_<i>.bin` per tensor output and its
 own `manifest.json` with the status (docs/reference/exchange-format.md). An artifact
 folder (`--artifacts`) is a job folder with more keys, so it replays as one.
-`device_agent.py` implements the executing side on its own (it runs where etsuite is not
+`agent.py` implements the executing side on its own (it runs where etsuite is not
 installed); this module is the host's side. Torch-free at import.
 """
 

@@ -26,9 +26,11 @@ from typing import Any
 import pytest
 
 from etsuite.backends.harness.contract import stream as cs
-from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.facts import FlowFacts, SessionFacts
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.report import put_facts, put_records
+from etsuite.backends.harness.flows.registry import backend_folders
+from etsuite.backends.harness.state import SessionState
 from etsuite.backends.harness.workers import is_xdist_worker
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
@@ -115,7 +117,7 @@ def resumed_run(config) -> Resumed | None:
     return load_resumed(path)
 
 
-def configure(config, state) -> None:
+def configure(config: pytest.Config, state: SessionState) -> None:
     if is_xdist_worker(config):
         return  # xdist workers send their reports to the controller, which writes
     config.pluginmanager.register(
@@ -154,7 +156,8 @@ def _fail_unwritable(path: str, error: OSError):
 
 
 class ResultsStream:
-    def __init__(self, config, state, path: str | None, json_path: str | None):
+    def __init__(self, config: pytest.Config, state: SessionState, path: str | None,
+                 json_path: str | None):
         self.config = config
         self.state = state
         self.path = path
@@ -170,7 +173,7 @@ class ResultsStream:
                 self.file = open(path, "w", encoding="utf-8", buffering=1)
             except OSError as error:
                 _fail_unwritable(path, error)
-            self._write(cs.stream_header(state.facts(), self.started,
+            self._write(cs.stream_header(session_facts(state), self.started,
                                          list(config.invocation_params.args)))
         # A resumed run's stream starts with what the killed run finished, so that it can
         # be resumed again, and its report holds every test.
@@ -227,7 +230,7 @@ class ResultsStream:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
-        put_facts(json_report, self.state.facts())
+        put_facts(json_report, session_facts(self.state))
         for test in json_report.get("tests", []):
             records = self.records.get(test.get("nodeid"))
             if records:
@@ -271,3 +274,35 @@ def _add_resumed_tests(json_report: dict, resumed: Resumed) -> None:
     deselected = summary.pop("deselected", 0) - len(resumed.tests)  # they were not run here
     if deselected > 0:
         summary["deselected"] = deselected
+
+
+def session_facts(state: SessionState) -> SessionFacts:
+    """Session facts stored in every report (JSON and stream)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def package_version(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    folders = backend_folders()
+    return SessionFacts(
+        seed=state.seed,
+        versions={name: package_version(name) for name in ("torch", "executorch")},
+        flows={
+            f.name: FlowFacts(
+                backend=f.backend,
+                tox_env=f.backend if f.backend in folders else None,
+                description=f.description,
+                delegates=f.delegates,
+                quantizes=f.quantizes,
+                selected=f in state.selected,
+                unavailable=state.unavailable.get(f.name),
+                enable_hint=f.enable_hint or None,
+            )
+            for f in state.flows.values()
+        },
+        run=state.run.facts(),
+        seed_policy=state.seed_policy,
+    )

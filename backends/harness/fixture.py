@@ -1,5 +1,5 @@
 """The `test_runner` fixture, the seeding that makes every flow of a case see the same
-inputs, and when the warm-up (warm_up.py) runs so that forked tests start with the
+inputs, and when priming (case/priming.py) runs so that forked tests start with the
 per-process memos filled.
 """
 
@@ -11,12 +11,13 @@ import sys
 import pytest
 
 from etsuite.backends.harness import isolation, workers
+from etsuite.backends.harness.case.runner import TestRunner
 from etsuite.backends.harness.items import RUNNER_KEY, context_of
-from etsuite.backends.harness.runner import TestRunner
+from etsuite.backends.harness.state import FLOWS_IN_RUN_KEY, TESTS_IN_RUN_KEY, SessionState
 
 
-class RunnerFixture:
-    def __init__(self, state):
+class TestRunnerFixture:
+    def __init__(self, state: SessionState):
         self.state = state
 
     @pytest.fixture
@@ -47,19 +48,19 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def warm_up(config, state) -> None:
+def prime(config: pytest.Config, state: SessionState) -> None:
     """Lower once in the parent so that forked tests start warm. A process that runs one
     test (a repro command; under xdist, no more tests than workers) would pay that
     lowering and its own, so it goes straight to the test."""
-    from etsuite.backends.harness.warm_up import warm_up as lower_once
+    from etsuite.backends.harness.case.priming import prime as lower_once
 
-    if state.tests_in_run is not None and state.tests_in_run <= workers.worker_count(config):
+    tests = config.stash.get(TESTS_IN_RUN_KEY, None)
+    if tests is not None and tests <= workers.worker_count(config):
         return
-    problems = lower_once(state.flows_in_run if state.flows_in_run is not None
-                          else state.selected)
+    problems = lower_once(config.stash.get(FLOWS_IN_RUN_KEY, state.selected))
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for problem in problems:
-        line = f"etsuite: warm-up skipped part of its work (tests run, a little slower): {problem}"
+        line = f"etsuite: priming skipped part of its work (tests run, a little slower): {problem}"
         if reporter is not None:
             reporter.write_line(line)
         else:

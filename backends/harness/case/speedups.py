@@ -42,7 +42,7 @@ guessed:
   grows with every pass the node goes through. NodeSource records are never changed once
   made, so a copy may be the record itself.
 
-The harness's warm-up lowers and quantizes once in the parent process, so forked test
+Priming (case/priming.py) lowers and quantizes once in the parent process, so forked test
 children inherit the filled caches.
 
 Each speed-up leaves the graphs and verdicts unchanged (the benchmark compares verdicts),

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from etsuite.backends.harness.expectations import Expectation, Expectations
-from etsuite.backends.harness.runtimes import ExecuTorchRuntime, Runtime
-from etsuite.backends.harness.tolerance import FP32, INT8, Tolerance
+from etsuite.backends.harness.flows.expectations import Expectation, Expectations
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime, Runtime
+from etsuite.backends.harness.flows.tolerance import FP32, INT8, Tolerance
 
 # Older names of tolerance.FP32 and tolerance.INT8, kept for flows outside this repository
 # (a conftest's pytest_etsuite_flows, an `etsuite.flows` entry point) that import them from

@@ -37,7 +37,7 @@ from etsuite.backends.harness.contract.report import (
     records_of_test,
 )
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import status as st
+from etsuite.tools import classify
 
 STREAM_SUFFIX = cs.STREAM_SUFFIX
 UNEXPECTED_PASS = "passed, but it is marked xfail"
@@ -287,7 +287,7 @@ def _result_from_json(path: str, index: int, test, run: Run) -> TestResult:
     if not isinstance(test, dict) or not isinstance(test.get("nodeid"), str):
         raise BadInput(path, f"tests[{index}] has no node id")
     outcome = test.get("outcome")
-    if outcome not in st.OUTCOMES:
+    if outcome not in classify.OUTCOMES:
         raise BadInput(path, f"tests[{index}] ({test['nodeid']}) has unknown outcome {outcome!r}")
     phases = {when: test[when] for when in ("setup", "call", "teardown")
               if isinstance(test.get(when), dict)}
@@ -350,7 +350,7 @@ def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
         _flow_from_nodeid(nodeid, run.flows())
     backend = next((r.backend for r in records if r.backend), None) or run.flow(flow).backend
     if status is None:
-        status = st.classify(outcome, records, longrepr)
+        status = classify.classify(outcome, records, longrepr)
     return TestResult(nodeid=nodeid, flow=flow, backend=backend, outcome=outcome, phase=phase,
                       records=records, longrepr=longrepr, duration=duration, run=run,
                       status=status)
@@ -397,7 +397,7 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
 def _result_from_stream(path: str, nodeid: str, phases: dict, run: Run) -> TestResult:
     for when in ("setup", "call", "teardown"):
         category = cs.phase_category(when, phases[when]) if when in phases else "passed"
-        if category not in st.OUTCOMES:
+        if category not in classify.OUTCOMES:
             raise BadInput(path, f"{nodeid}: unknown outcome {category!r}")
     outcome = cs.outcome_of_phases(phases)
     records = _checked_records(path, nodeid, cs.records_of_phases(phases))

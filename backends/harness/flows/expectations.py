@@ -41,7 +41,7 @@ from pathlib import Path
 
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.backends.harness.tolerance import (
+from etsuite.backends.harness.flows.tolerance import (
     BOUND_SCALE,
     MAX_BOUND_SCALE,
     OVERRIDE_FIELDS,

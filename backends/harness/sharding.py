@@ -1,5 +1,5 @@
 """`--shard K/N`: which of the selected items each of N disjoint shards runs, so that the
-shards take about equal time by the items' expected durations (durations.py).
+shards take about equal time by the items' expected seconds (below).
 
 Items of one test case (`contract.case_id`: the node id without the flow) form one group,
 so every flow of a case runs on the same machine, where work done once per case can be
@@ -16,15 +16,23 @@ together), estimates an unknown test by the mean of every recorded test (blind t
 flow's cost), reads one durations file written by its own `--store-durations` run (not
 one per backend refreshed from reports), and its selection hook would run in an order
 relative to this plugin's deselection that nothing fixes.
+
+Expected seconds: what the backend's `durations.json` recorded for an item's node id, else
+the median of the recorded items of its flow (a quantized flow costs several times an fp32
+one), else the median of all recorded items, else one second (an even split by count).
+Under xdist the longest items are also handed out first.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import statistics
 from dataclasses import dataclass
+from pathlib import Path
 
-from etsuite.backends.harness.contract.nodeids import case_id
-from etsuite.backends.harness.durations import Item, estimates
+from etsuite.backends.harness.contract.durations import durations_of
+from etsuite.backends.harness.contract.nodeids import case_id, param_ids
 
 # Whole test cases are kept together unless that makes the longest shard this much
 # longer than packing single items would.
@@ -91,3 +99,51 @@ def plan(items: list[Item], durations: dict[str, float], count: int) -> Plan:
     return Plan(shards=ordered, predicted=loads, grouped=grouped, items=len(items),
                 digest=digest[:12],
                 estimated=sum(1 for i in items if i.nodeid not in durations))
+
+
+# Expected seconds per item
+DEFAULT_SECONDS = 1.0
+
+
+class DurationsError(ValueError):
+    """A malformed durations file; the plugin makes it a usage error."""
+
+
+@dataclass(frozen=True)
+class Item:
+    nodeid: str
+    flow: str | None
+
+
+def load_durations(paths: list[Path]) -> dict[str, float]:
+    """Recorded seconds per node id from these files (a missing file records nothing)."""
+    durations: dict[str, float] = {}
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            durations.update(durations_of(json.loads(path.read_text(encoding="utf-8"))))
+        except (ValueError, OSError) as error:  # JSONDecodeError is a ValueError
+            raise DurationsError(f"{path}: {error}") from None
+    return durations
+
+
+def estimates(items: list[Item], durations: dict[str, float]) -> dict[str, float]:
+    """Seconds per item: recorded, else the median of its flow's recorded items, else
+    the median of all recorded items, else DEFAULT_SECONDS."""
+    flows = {item.flow for item in items if item.flow}
+    by_flow: dict[str, list[float]] = {}
+    for nodeid, seconds in durations.items():
+        for flow in set(param_ids(nodeid)) & flows:
+            by_flow.setdefault(flow, []).append(seconds)
+    overall = statistics.median(durations.values()) if durations else DEFAULT_SECONDS
+    medians = {flow: statistics.median(values) for flow, values in by_flow.items()}
+    return {item.nodeid: durations.get(
+                item.nodeid, medians.get(item.flow, overall) if item.flow else overall)
+            for item in items}
+
+
+def longest_first(items: list[Item], durations: dict[str, float]) -> list[str]:
+    """Node ids by estimated seconds, longest first; equal estimates keep their order."""
+    cost = estimates(items, durations)
+    return [item.nodeid for item in sorted(items, key=lambda item: -cost[item.nodeid])]

@@ -26,7 +26,7 @@ import unittest
 
 import pytest
 
-from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.flows.flow import Flow
 
 DEFAULT_DTYPES = ("float32",)
 # ExecuTorch's suite annotates `flow` with its TestFlow: the same role as our Flow.

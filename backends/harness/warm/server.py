@@ -1,9 +1,9 @@
 """The warm process: one per checkout, environment and user, holding torch, executorch,
-pytest's plugins and the flows' modules imported and the warm-up's memos filled (for the
-flows each backend's flows.py lists in `WARM_UP`), so that a run pays start-up once instead of every
+pytest's plugins and the flows' modules imported and the priming memos filled (for the
+flows each backend's flows.py lists in `PRIMING`), so that a run pays start-up once instead of every
 time (docs/how-to/use-the-warm-process.md).
 
-    python -m etsuite.backends.harness.warm_server SOCKET ROOTDIR   (started by warm_client)
+    python -m etsuite.backends.harness.warm.server SOCKET ROOTDIR   (started by warm_client)
 
 Each run (warm_client.run_warm) sends its argv, cwd, sys.path and environment and its
 stdin/stdout/stderr file descriptors; the server forks a child that takes them over and
@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from etsuite.backends.harness import warm_client
+from etsuite.backends.harness.warm import client as warm_client
 
 IDLE_ENV = "ETSUITE_WARM_IDLE"
 DEFAULT_IDLE_S = 900.0
@@ -122,23 +122,24 @@ def warm(rootdir: str) -> list[str]:
     that the plugins are imported the way a run imports them, with pytest's assertion
     rewriting of the modules it rewrites. Conftests and test modules are not imported
     (`--noconftest`): each session imports them afresh, so editing a test costs no restart.
-    Returns the warm-up's problems, for the log."""
+    Returns the priming problems, for the log."""
     import pytest
 
     os.chdir(rootdir)
     pytest.main(["--noconftest", "--version"])
     import torch  # noqa: F401 - the point: imported once here
 
-    from etsuite.backends.harness import registry, speedups
-    from etsuite.backends.harness.warm_up import warm_up
+    from etsuite.backends.harness.case import speedups
+    from etsuite.backends.harness.case.priming import prime
+    from etsuite.backends.harness.flows import registry
 
-    groups = registry.warm_up_groups()  # imports every backend's flows module (no SDK)
+    groups = registry.priming_groups()  # imports every backend's flows module (no SDK)
     for name in filter(None, os.environ.get(PRELOAD_ENV, "").split(",")):
         __import__(name.strip())
     speedups.apply()
-    # The backends' WARM_UP groups, one warm-up each (a group holds one floating-point and
+    # The backends' PRIMING groups, one priming each (a group holds one floating-point and
     # one quantizing flow at most: quantizers keep their pattern graphs per backend).
-    return [problem for group in groups for problem in warm_up(group)]
+    return [problem for group in groups for problem in prime(group)]
 
 
 def run_session(request: dict, fds: list[int], where: Path) -> None:
@@ -379,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     problems = warm(rootdir)
     for problem in problems:
-        log(f"warm-up: {problem}")
+        log(f"priming: {problem}")
     watch = Watch()
     idle_s = float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
     server = Server(path, watch, idle_s)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import torch
 
-from etsuite.backends.harness.output_match import (
+from etsuite.backends.harness.case.output_match import (
     Comparison,
     compare_outputs,
     flat_inputs,

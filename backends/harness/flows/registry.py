@@ -18,8 +18,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import etsuite.backends
-from etsuite.backends.harness.expectations import load, load_backend
-from etsuite.backends.harness.flow import Flow
+from etsuite.backends.harness.flows.expectations import load, load_backend
+from etsuite.backends.harness.flows.flow import Flow
 
 # The undelegated baseline comes first in reports; the other backends follow by name.
 BASELINE_BACKEND = "portable"
@@ -71,18 +71,18 @@ def builtin_flows() -> list[Flow]:
     return flows
 
 
-def warm_up_groups() -> list[list[Flow]]:
+def priming_groups() -> list[list[Flow]]:
     """The flows the warm process lowers before it serves runs: each backend folder's
-    `WARM_UP` (groups of flow names, each group lowered in one warm-up), as Flows. Data of
+    `PRIMING` (groups of flow names, each group lowered in one priming), as Flows. Data of
     the backends, so the warm process names none of them."""
     by_name = {flow.name: flow for flow in builtin_flows()}
     groups = []
     for backend in backend_folders():
         module = importlib.import_module(f"etsuite.backends.{backend}.flows")
-        for group in getattr(module, "WARM_UP", []):
+        for group in getattr(module, "PRIMING", []):
             unknown = [name for name in group if name not in by_name]
             if unknown:
-                raise BackendError(f"WARM_UP in backends/{backend}/flows.py names "
+                raise BackendError(f"PRIMING in backends/{backend}/flows.py names "
                                    f"{', '.join(unknown)}, not a known flow")
             groups.append([by_name[name] for name in group])
     return groups

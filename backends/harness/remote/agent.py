@@ -8,11 +8,11 @@ file's source with every job and runs it with the remote's Python, so the remote
 runs a stale copy. The host's side of the format is exchange.py; a runner written in C++
 implements the same files instead of this agent.
 
-    python device_agent.py --job DIR --outputs OUT        a job folder (or an artifact folder)
-    python device_agent.py --pte P --inputs M --outputs OUT   the same, file by file
-    python device_agent.py --stream                       job as a tar on stdin, outputs
+    python agent.py --job DIR --outputs OUT        a job folder (or an artifact folder)
+    python agent.py --pte P --inputs M --outputs OUT   the same, file by file
+    python agent.py --stream                       job as a tar on stdin, outputs
                                                           as a tar on stdout (ssh, process)
-    python device_agent.py --probe                        this runtime's backends, as JSON
+    python agent.py --probe                        this runtime's backends, as JSON
 
 Test-only fault injection, as test/test_fault_injection.py does for the pipeline:
 ETSUITE_AGENT_FAULT=abort aborts the process (a native crash of the runtime) after
@@ -223,7 +223,7 @@ def serve_stream(stdin, result_out) -> None:
 def main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="device_agent", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="agent", description=__doc__.split("\n\n")[0])
     parser.add_argument("--job", help="a job folder (program.pte + manifest.json + inputs)")
     parser.add_argument("--pte", help="the program")
     parser.add_argument("--inputs", help="the job's manifest.json (its .bin files beside it)")

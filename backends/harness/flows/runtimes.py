@@ -53,7 +53,7 @@ class Runtime(Protocol):
 #   carries_state: False when every `execute` loads the program afresh (a runner that
 #       ships each call elsewhere), so a stateful test cannot run on it.
 #   execution(loaded) -> Execution | None: where and how long the last `execute` of
-#       `loaded` ran, for runtimes that execute elsewhere (runners.py).
+#       `loaded` ran, for runtimes that execute elsewhere (remote/kinds.py).
 
 
 @dataclass
@@ -67,7 +67,7 @@ class Execution:
     timings: dict = field(default_factory=dict)
 
 
-class RuntimeVerdict(Exception):
+class RuntimeStatus(Exception):
     """Raised by a runtime's `load` or `execute` when what it found decides the subtest's
     status by itself, not as a failure of the stage: a remote runtime that lacks the
     delegate answers `lowered_not_run` (found out only by asking it), a runner's process

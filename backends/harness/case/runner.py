@@ -10,8 +10,8 @@ from typing import Callable
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RerunResult, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.tolerance import RuleBook
+from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.tolerance import RuleBook
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class TestRunner:
         Never raises for a backend failure: the harness fails the test after the test
         body returns, so every subtest of a test is recorded. Returns the record.
         """
-        from etsuite.backends.harness.pipeline import run_pipeline
+        from etsuite.backends.harness.case.pipeline import run_pipeline
 
         self._skip_unless_recipe_applies([model])
         subtest = len(self.records)
@@ -148,7 +148,7 @@ class TestRunner:
         A mutated buffer starts as zeros in the program (ExecuTorch keeps only its shape
         and dtype), so the model's buffers should start as zeros too.
         """
-        from etsuite.backends.harness.pipeline import run_steps_pipeline
+        from etsuite.backends.harness.case.pipeline import run_steps_pipeline
 
         self._skip_unless_recipe_applies([model])
         subtest = len(self.records)
@@ -168,7 +168,7 @@ class TestRunner:
         calls). The methods share their mutable buffers (one KV cache), as modules that
         share buffers do in eager. Every call is judged, as in
         `lower_and_run_steps`; the record names each step's method (`step_methods`)."""
-        from etsuite.backends.harness.pipeline import run_methods_pipeline
+        from etsuite.backends.harness.case.pipeline import run_methods_pipeline
 
         self._skip_unless_recipe_applies([module for module, *_ in methods.values()])
         subtest = len(self.records)

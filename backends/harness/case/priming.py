@@ -1,7 +1,7 @@
-"""The warm-up's work: lower a small model once in the parent process, so that forked
+"""Priming: lower a small model once in the parent process, so that forked
 test children inherit the one-time costs already paid (lazy imports, dispatcher and
 export caches, the speed-ups' memos). When it runs is decided by
-`runner_fixture.warm_up`; it lowers through the pipeline's own stages, so it fills the
+`fixture.prime`; it lowers through the pipeline's own stages, so it fills the
 same memos the tests use."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ import tempfile
 
 import torch
 
+from etsuite.backends.harness.case.pipeline import lower, quantize, run_pipeline
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.flow import Flow
-from etsuite.backends.harness.pipeline import lower, quantize, run_pipeline
+from etsuite.backends.harness.flows.flow import Flow
 
 # The flows this process has lowered already (by name; "" for the portable path). A
-# session forked by the warm process (warm_server.py) inherits it and lowers only for the
+# session forked by the warm process (warm/server.py) inherits it and lowers only for the
 # flows of its selection that the server did not warm. By name, not by backend: two flows
-# of one backend may differ in what the warm-up would find broken.
+# of one backend may differ in what priming would find broken.
 _WARMED: set[str] = set()
 
 
-class WarmUpModel(torch.nn.Module):
+class PrimingModel(torch.nn.Module):
     """Conv, relu, mean and linear: enough to reach the quantizers' conv patterns."""
 
     def __init__(self):
@@ -37,7 +37,7 @@ class WarmUpModel(torch.nn.Module):
         return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
 
 
-def warm_up(flows: list[Flow]) -> list[str]:
+def prime(flows: list[Flow]) -> list[str]:
     """Pay the one-time costs once in the parent, so forked test children inherit a warm
     process.
 
@@ -47,15 +47,15 @@ def warm_up(flows: list[Flow]) -> list[str]:
     (it also warms the runtime's loader) only when a portable flow is selected, as it
     costs each worker seconds. A failure costs only speed, so it does not stop the
     session: returns one line per part that failed, saying why, for the caller to show."""
-    model, inputs = WarmUpModel().eval(), (torch.randn(1, 2, 6, 6),)
+    model, inputs = PrimingModel().eval(), (torch.randn(1, 2, 6, 6),)
     logging.disable(logging.INFO)  # partitioners log INFO lines outside any test's capture
     try:
-        return _warm_up(model, inputs, flows)
+        return _prime(model, inputs, flows)
     finally:
         logging.disable(logging.NOTSET)
 
 
-def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
+def _prime(model, inputs, flows: list[Flow]) -> list[str]:
     problems: list[str] = []
     if not flows:
         return problems  # no test of this run uses a flow: nothing to warm
@@ -66,7 +66,7 @@ def _warm_up(model, inputs, flows: list[Flow]) -> list[str]:
     if (any(not flow.delegates for flow in flows) or not picked) and "" not in _WARMED:
         _WARMED.add("")
         with _runtime_chatter_kept_off_the_console():
-            portable = run_pipeline(model, inputs, Flow(name="warm_up", backend="portable"))
+            portable = run_pipeline(model, inputs, Flow(name="priming", backend="portable"))
         if portable.status is not Status.PASS:
             problems.append(f"portable path: {portable.status} at {portable.stage}: "
                             f"{portable.error.splitlines()[0] if portable.error else ''}")

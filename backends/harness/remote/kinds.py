@@ -1,0 +1,439 @@
+"""Runner kinds: how a program reaches a device and its outputs come back. A runner is
+chosen by a spec (remote/spec.py; docs/how-to/run-programs-elsewhere.md) and each spec
+belongs to one kind:
+
+    process                          a fresh local process with this host's runtime
+    ssh://[user@]host[:port][?opts]  a host over ssh, running agent.py there
+    adb://SERIAL?runner=PATH[&opts]  an Android device: push, run a runner binary, pull
+    cmd:TEMPLATE                     any command with {pte} {inputs} {outputs} ({job})
+
+A kind is an object with the `RunnerKind` shape. The four above are `BUILTIN_KINDS`; a
+plugin or conftest adds its own through the `pytest_etsuite_runner_kinds` hook, the way
+pytest-xdist takes a scheduler from `pytest_xdist_make_scheduler`, so a new transport
+is a class of its own, not an edit of this module. Every kind exchanges the same files
+(remote/exchange.py); what the answer decides is remote/runtime.py's. Torch-free.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from etsuite.backends.harness.remote import exchange
+from etsuite.backends.harness.remote.spec import (
+    RunnerSpec,
+    SpecError,
+    parse_address,
+    parse_options,
+)
+
+AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
+DEFAULT_CONNECT_TIMEOUT = 10   # ssh's ConnectTimeout
+# The remote shell prints the agent's exit status after this, on stderr: ssh's own exit
+# status cannot tell a dropped connection (255) from an agent that exited 255.
+EXIT_MARK = "etsuite-agent-exit:"
+# Run by the remote Python: reads the agent's source (its length on the first line),
+# then runs it as __main__; the job's tar follows on the same stdin.
+BOOTSTRAP = ("import sys;n=int(sys.stdin.buffer.readline());"
+             "exec(compile(sys.stdin.buffer.read(n),'agent.py','exec'),"
+             "{'__name__':'__main__','__file__':'agent.py'})")
+
+
+class RunnerKind(Protocol):
+    """What a runner kind provides. `name` is what a spec's `kind` says; `form` shows
+    its spec in messages; `exclusive`: a device runs one program at a time (False only
+    for a kind that starts a fresh local process per program); `takes_rest`: a spec of
+    this kind is the whole `--runner` value, commas included (no pool)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def form(self) -> str: ...
+
+    @property
+    def exclusive(self) -> bool: ...
+
+    @property
+    def takes_rest(self) -> bool: ...
+
+    def claims(self, text: str) -> bool:
+        """Whether a spec text is of this kind (e.g. starts with `ssh://`)."""
+        ...
+
+    def parse(self, text: str) -> RunnerSpec:
+        """The spec, or a SpecError that names it and says what is expected."""
+        ...
+
+    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+        """Send the job's files, run it, bring the outputs back; DeviceLost when the
+        device does not answer."""
+        ...
+
+
+class DeviceLost(RuntimeError):
+    """The device did not answer (connection refused or dropped, no answer in time)."""
+
+
+@dataclass
+class Reply:
+    """What came back from one exchange: the output folder (a local temp folder) and
+    how long the exchange took on the host's clock."""
+
+    folder: str
+    seconds: float
+    exit_detail: str = ""       # how the executing process ended, when not cleanly
+    crashed_by: str | None = None  # the signal that killed it, if one did
+    scratch: str | None = None  # the folder to remove once read (default: `folder`)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: be killed when the test's process dies (its time limit
+    kills it with SIGKILL), so no ssh or runner process outlives the test on its device."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - Linux only; elsewhere the timeout still holds
+        pass
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{signal.Signals(number).name} ({number})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def _tail(text: bytes | str, lines: int = 6) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    kept = [line for line in text.strip().splitlines() if EXIT_MARK not in line]
+    return "\n".join(kept[-lines:])
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _untar(data: bytes, folder: str) -> None:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
+        for member in archive.getmembers():
+            name = os.path.basename(member.name)
+            source = archive.extractfile(member) if member.isfile() else None
+            if source is None or name in ("", ".", ".."):
+                continue
+            with open(os.path.join(folder, name), "wb") as handle:
+                shutil.copyfileobj(source, handle)
+
+
+def _run(argv, spec: RunnerSpec, data: bytes = b"", shell: bool = False, env=None):
+    """One command with the spec's time limit; no answer in time is a lost device."""
+    try:
+        return subprocess.run(argv, input=data, capture_output=True, timeout=spec.timeout,
+                              shell=shell, env=env, preexec_fn=_die_with_parent)
+    except subprocess.TimeoutExpired:
+        raise DeviceLost(f"no answer within {spec.timeout:g} s") from None
+    except OSError as error:
+        raise DeviceLost(f"cannot start {argv if shell else argv[0]}: {error}") from None
+
+
+def ssh_argv(spec: RunnerSpec, remote_command: str) -> list[str]:
+    """ssh that never prompts (BatchMode), gives up connecting after ConnectTimeout and
+    notices a dead connection within ServerAliveInterval x ServerAliveCountMax."""
+    argv = ["ssh", "-o", "BatchMode=yes",
+            "-o", f"ConnectTimeout={int(float(spec.option('connect_timeout', DEFAULT_CONNECT_TIMEOUT)))}",
+            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"]
+    if spec.option("config"):
+        argv += ["-F", spec.option("config")]
+    if spec.option("identity"):
+        argv += ["-i", spec.option("identity"), "-o", "IdentitiesOnly=yes"]
+    if spec.port is not None:
+        argv += ["-p", str(spec.port)]
+    if spec.user:
+        argv += ["-l", spec.user]
+    return [*argv, spec.host, remote_command]
+
+
+def _stream_exchange(argv: list[str], spec: RunnerSpec, data: bytes, marked: bool) -> Reply:
+    """process and ssh: the job's tar on the agent's stdin, the outputs' tar from its
+    stdout. `marked`: the exit status comes after EXIT_MARK on stderr (ssh)."""
+    started = time.perf_counter()
+    done = _run(argv, spec, data)
+    seconds = time.perf_counter() - started
+    stderr = done.stderr.decode("utf-8", "replace")
+    if marked:
+        found = re.findall(re.escape(EXIT_MARK) + r"(\d+)", stderr)
+        if not found:
+            raise DeviceLost(f"ssh exited {done.returncode}: {_tail(stderr, 3) or 'no message'}")
+        code = int(found[-1])
+        signalled = code - 128 if code > 128 else None
+    else:
+        code = done.returncode
+        signalled = -code if code < 0 else None
+    folder = tempfile.mkdtemp(prefix="etsuite-out-")
+    if signalled:
+        return Reply(folder, seconds, _tail(stderr), crashed_by=_signal_name(signalled))
+    if code != 0 or not done.stdout:
+        return Reply(folder, seconds, f"the agent exited {code}: {_tail(stderr)}")
+    try:
+        _untar(done.stdout, folder)
+    except tarfile.TarError as error:
+        return Reply(folder, seconds, f"the agent's answer is not a tar ({error}): {_tail(stderr)}")
+    return Reply(folder, seconds)
+
+
+def _placeholders(job: str, out: str, input_names: list[str]) -> dict[str, str]:
+    return {"pte": os.path.join(job, exchange.PROGRAM),
+            "inputs": os.path.join(job, exchange.MANIFEST),
+            "outputs": out, "job": job,
+            "input_files": ",".join(os.path.join(job, n) for n in input_names)}
+
+
+def fill_template(template: str, values: dict[str, str]) -> str:
+    """The template with each {name} replaced by its shell-quoted value (an unknown
+    name is left as it is: a shell's ${VAR} stays a shell variable)."""
+    return re.sub(r"(?<!\$)\{(\w+)\}",
+                  lambda m: shlex.quote(values[m.group(1)]) if m.group(1) in values else m.group(0),
+                  template)
+
+
+def _exchange_cmd(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+    scratch = tempfile.mkdtemp(prefix="etsuite-cmd-")
+    job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
+    exchange.write_folder(job, files)
+    os.makedirs(out)
+    inputs = sorted(n for n in files if n.startswith("input_"))
+    command = fill_template(spec.command, _placeholders(job, out, inputs))
+    started = time.perf_counter()
+    done = _run(command, spec, shell=True)
+    seconds = time.perf_counter() - started
+    shutil.rmtree(job, ignore_errors=True)
+    code = done.returncode
+    # sh reports a command killed by signal N as 128+N; a direct child as -N
+    signalled = -code if code < 0 else code - 128 if code > 128 else None
+    if signalled and not os.path.exists(os.path.join(out, exchange.MANIFEST)):
+        return Reply(out, seconds, _tail(done.stderr), crashed_by=_signal_name(signalled),
+                     scratch=scratch)
+    if not os.path.exists(os.path.join(out, exchange.MANIFEST)):
+        return Reply(out, seconds, f"the command exited {code}: {_tail(done.stderr)}",
+                     scratch=scratch)
+    return Reply(out, seconds, scratch=scratch)
+
+
+def adb_commands(spec: RunnerSpec, local_job: str, names: list[str], local_out: str) -> list:
+    """The adb steps of one exchange, in order: (argv, what a failure means). Written
+    as data so that they can be read and checked without a device."""
+    adb = [spec.option("adb", "adb"), "-s", spec.host]
+    remote = spec.option("dir", "/data/local/tmp/etsuite").rstrip("/")
+    values = {"pte": f"{remote}/job/{exchange.PROGRAM}", "inputs": f"{remote}/job/{exchange.MANIFEST}",
+              "outputs": f"{remote}/out", "job": f"{remote}/job",
+              "input_files": ",".join(f"{remote}/job/{n}" for n in names if n.startswith("input_"))}
+    run = fill_template(f"{shlex.quote(spec.option('runner'))} "
+                        f"{spec.option('args', '{pte} {inputs} {outputs}')}", values)
+    return [
+        ([*adb, "shell", f"rm -rf {shlex.quote(remote)} && mkdir -p {shlex.quote(remote)}/job "
+                         f"{shlex.quote(remote)}/out"], "prepare"),
+        ([*adb, "push", *(os.path.join(local_job, n) for n in names), f"{remote}/job/"], "push"),
+        ([*adb, "shell", f"cd {shlex.quote(remote)} && {run}; echo {EXIT_MARK}$?"], "run"),
+        ([*adb, "pull", f"{remote}/out/.", local_out], "pull"),
+        ([*adb, "shell", f"rm -rf {shlex.quote(remote)}"], "clean"),
+    ]
+
+
+def _exchange_adb(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+    """Not exercised on this project's machine (no device): see
+    docs/how-to/run-programs-elsewhere.md."""
+    scratch = tempfile.mkdtemp(prefix="etsuite-adb-")
+    job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
+    exchange.write_folder(job, files)
+    os.makedirs(out)
+    started = time.perf_counter()
+    detail, crashed = "", None
+    for argv, step in adb_commands(spec, job, sorted(files), out):
+        done = _run(argv, spec)
+        text = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+        if step != "run" and done.returncode != 0:
+            if step == "clean":
+                continue
+            raise DeviceLost(f"adb {step} exited {done.returncode}: {_tail(text, 3)}")
+        if step == "run":
+            found = re.findall(re.escape(EXIT_MARK) + r"(\d+)", text)
+            if not found:
+                raise DeviceLost(f"adb shell ended without the runner's exit status: {_tail(text, 3)}")
+            code = int(found[-1])
+            if code > 128:
+                crashed = _signal_name(code - 128)
+            if code:
+                detail = f"the runner exited {code}: {_tail(text)}"
+    shutil.rmtree(job, ignore_errors=True)
+    return Reply(out, time.perf_counter() - started, detail, crashed, scratch=scratch)
+
+
+@dataclass(frozen=True)
+class ProcessKind:
+    """A fresh local Python process running the agent: this host's runtime, contained."""
+
+    name: str = "process"
+    form: str = "process"
+    exclusive: bool = False
+    takes_rest: bool = False
+    options: frozenset[str] = frozenset({"timeout", "python"})
+
+    def claims(self, text: str) -> bool:
+        return text.partition("?")[0] == "process"
+
+    def parse(self, text: str) -> RunnerSpec:
+        options = parse_options(text, text.partition("?")[2], self.options, self.name)
+        return RunnerSpec(text, self.name, "process", options=options, runner_kind=self)
+
+    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+        argv = [spec.option("python", sys.executable), AGENT, "--stream"]
+        return _stream_exchange(argv, spec, _tar(files), marked=False)
+
+
+def _address_spec(kind, text: str) -> RunnerSpec:
+    user, host, port, query = parse_address(text, kind.name)
+    options = parse_options(text, query, kind.options, kind.name)
+    name = f"{kind.name}://{f'{user}@' if user else ''}{host}{f':{port}' if port else ''}"
+    return RunnerSpec(text, kind.name, name, host=host, user=user, port=port,
+                      options=options, runner_kind=kind)
+
+
+@dataclass(frozen=True)
+class SshKind:
+    """A host over ssh: the agent's source and the job travel on one connection's stdin."""
+
+    name: str = "ssh"
+    form: str = "ssh://[user@]host[:port]"
+    exclusive: bool = True
+    takes_rest: bool = False
+    options: frozenset[str] = frozenset({"timeout", "python", "connect_timeout", "identity",
+                                         "config"})
+
+    def claims(self, text: str) -> bool:
+        return text.startswith("ssh://")
+
+    def parse(self, text: str) -> RunnerSpec:
+        return _address_spec(self, text)
+
+    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+        python = spec.option("python", "python3")
+        remote = f"{shlex.quote(python)} -c {shlex.quote(BOOTSTRAP)} --stream; echo {EXIT_MARK}$? >&2"
+        with open(AGENT, "rb") as handle:
+            source = handle.read()
+        data = f"{len(source)}\n".encode() + source + _tar(files)
+        return _stream_exchange(ssh_argv(spec, remote), spec, data, marked=True)
+
+
+@dataclass(frozen=True)
+class AdbKind:
+    """An Android device: push the job, run a runner binary there, pull the outputs."""
+
+    name: str = "adb"
+    form: str = "adb://SERIAL?runner=PATH"
+    exclusive: bool = True
+    takes_rest: bool = False
+    options: frozenset[str] = frozenset({"timeout", "runner", "dir", "args", "adb"})
+
+    def claims(self, text: str) -> bool:
+        return text.startswith("adb://")
+
+    def parse(self, text: str) -> RunnerSpec:
+        spec = _address_spec(self, text)
+        if spec.user or spec.port:
+            raise SpecError(f"runner {text!r}: adb://SERIAL takes no user or port")
+        if not spec.option("runner"):
+            raise SpecError(f"runner {text!r}: adb:// needs ?runner=PATH, the runner binary on "
+                            f"the device")
+        return spec
+
+    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+        return _exchange_adb(spec, files)
+
+
+@dataclass(frozen=True)
+class CmdKind:
+    """Any command of the user's, given the job's paths through a template."""
+
+    name: str = "cmd"
+    form: str = "cmd:TEMPLATE"
+    exclusive: bool = True
+    takes_rest: bool = True
+
+    def claims(self, text: str) -> bool:
+        return text.startswith("cmd:")
+
+    def parse(self, text: str) -> RunnerSpec:
+        template = text[len("cmd:"):].strip()
+        if "{pte}" not in template and "{job}" not in template:
+            raise SpecError(f"runner {text!r}: a cmd: template needs {{pte}} (or {{job}}), "
+                            f"e.g. cmd:my_runner {{pte}} {{inputs}} {{outputs}}")
+        return RunnerSpec(text, self.name, f"cmd:{template}", command=template, runner_kind=self)
+
+    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
+        return _exchange_cmd(spec, files)
+
+
+BUILTIN_KINDS: tuple[RunnerKind, ...] = (ProcessKind(), SshKind(), AdbKind(), CmdKind())
+
+
+def known_kinds(config) -> tuple[RunnerKind, ...]:
+    """The built-in kinds, then those plugins add (`pytest_etsuite_runner_kinds`); a name
+    taken twice is a SpecError (the session makes it a usage error)."""
+    added = [kind for kinds in config.hook.pytest_etsuite_runner_kinds(config=config)
+             for kind in kinds or ()]
+    kinds = (*BUILTIN_KINDS, *added)
+    names = [kind.name for kind in kinds]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise SpecError(f"runner kind(s) {', '.join(twice)} defined twice "
+                        f"(pytest_etsuite_runner_kinds)")
+    return kinds
+
+
+def kind_names(kinds: Sequence[RunnerKind]) -> str:
+    return ", ".join(kind.name for kind in kinds)
+
+
+def kind_of(text: str, kinds: Sequence[RunnerKind]) -> RunnerKind | None:
+    """The first of `kinds` that claims the spec text."""
+    return next((kind for kind in kinds if kind.claims(text.strip())), None)
+
+
+def parse_spec(text: str, kinds: Sequence[RunnerKind] | None = None) -> RunnerSpec:
+    """The spec parsed by the first of `kinds` that claims it (default: the built-in
+    kinds); a text no kind claims is a SpecError listing the forms each kind takes."""
+    kinds = BUILTIN_KINDS if kinds is None else kinds
+    text = text.strip()
+    kind = kind_of(text, kinds)
+    if kind is None:
+        raise SpecError(f"runner {text!r} is none of: {', '.join(k.form for k in kinds)}")
+    return kind.parse(text)
+
+
+def split_specs(text: str, kinds: Sequence[RunnerKind] | None = None) -> list[RunnerSpec]:
+    """A pool: specs separated by commas. A spec whose kind takes the rest of the text
+    (a cmd: template, which may hold commas) must be the only one."""
+    kinds = BUILTIN_KINDS if kinds is None else kinds
+    first = kind_of(text, kinds)
+    if first is not None and first.takes_rest:
+        return [first.parse(text.strip())]
+    return [parse_spec(part, kinds) for part in text.split(",") if part.strip()]

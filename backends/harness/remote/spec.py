@@ -1,0 +1,84 @@
+"""A runner spec: the text that names one device (`ssh://mac1?python=...`), as the
+`RunnerSpec` its kind's parse makes of it (remote/kinds.py), and the parsing every kind
+shares (options, addresses). Parsing is strict: a malformed spec is a `SpecError` that
+names it and says what is expected, which the session makes a usage error. Torch-free."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.remote.kinds import RunnerKind
+
+DEFAULT_TIMEOUT = 240.0        # seconds one exchange may take before the device is lost
+# Options every kind understands, besides its own: numbers of seconds.
+SECONDS_OPTIONS = ("timeout", "connect_timeout")
+
+
+class SpecError(ValueError):
+    """A malformed runner spec; the message names it and says what is expected."""
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """One device: its kind, how to reach it (`user`, `host`, `port`, `command`) and its
+    options (`?key=value&...`). `text` is the spec as given (for the repro command);
+    `name` is what records show (no options: they may hold paths to keys)."""
+
+    text: str
+    kind: str                  # the kind's name: process | ssh | adb | cmd | a plugin's
+    name: str
+    host: str = ""             # ssh host, adb serial
+    user: str = ""
+    port: int | None = None
+    command: str = ""          # cmd: the template
+    options: tuple = ()        # sorted (key, value) pairs
+    runner_kind: RunnerKind | None = field(default=None, compare=False, repr=False)
+
+    def option(self, key: str, default=None):
+        return dict(self.options).get(key, default)
+
+    @property
+    def timeout(self) -> float:
+        return float(self.option("timeout", DEFAULT_TIMEOUT))
+
+    @property
+    def exclusive(self) -> bool:
+        """One program at a time on this device (a fresh local process runs many)."""
+        return self.runner_kind.exclusive if self.runner_kind is not None else True
+
+
+def parse_options(text: str, query: str, allowed: frozenset[str], kind: str) -> tuple:
+    """`key=value&...` as sorted pairs; an unknown key or a bad number of seconds is a
+    SpecError naming `text`."""
+    try:
+        options = tuple(sorted(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))))
+    except ValueError:
+        raise SpecError(f"runner {text!r}: options go as ?key=value&key=value") from None
+    unknown = sorted({key for key, _ in options} - allowed)
+    if unknown:
+        raise SpecError(f"runner {text!r}: unknown option(s) {', '.join(unknown)}; "
+                        f"{kind} takes {', '.join(sorted(allowed)) or 'none'}")
+    for key, value in options:
+        if key in SECONDS_OPTIONS:
+            try:
+                ok = float(value) > 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise SpecError(f"runner {text!r}: {key} wants a positive number of seconds, "
+                                f"got {value!r}")
+    return options
+
+
+def parse_address(text: str, scheme: str) -> tuple[str, str, int | None, str]:
+    """`scheme://[user@]host[:port][/][?query]` -> (user, host, port, query)."""
+    base, _, query = text.partition("?")
+    match = re.fullmatch(rf"{re.escape(scheme)}://(?:([^@/:]+)@)?([^@/:]+)(?::(\d+))?/?", base)
+    if not match:
+        raise SpecError(f"runner {text!r}: expected {scheme}://[user@]host[:port]")
+    user, host, port = match.groups()
+    return user or "", host, int(port) if port else None, query
