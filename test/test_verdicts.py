@@ -236,3 +236,39 @@ def test_an_output_of_another_shape_or_dtype_has_no_rule_and_no_ratio():
                              RuleBook(FP32))
     assert not judged.matched and judged.message == "output 0: dtype int32 != expected int64"
     assert judged.statistics[0].to_dict()["max_abs_error"] is None
+
+
+def test_a_recipe_that_computes_in_bf16_is_judged_by_its_rule_not_by_dtype():
+    """A bf16 (or fp16) LLM recipe returns its logits in that dtype by design: the values
+    are judged against the float32 reference by the flow's rule. Any other dtype is still
+    a wrong answer, and so is bf16 where the recipe does not compute in it."""
+    import torch
+
+    from etsuite.backends.harness.case.output_match import compare_outputs
+    from etsuite.backends.harness.flows.tolerance import RuleBook, quantized_rule
+
+    rule = quantized_rule("bf16 recipe", min_sqnr_db=38.0, steps=4)
+    reference = torch.randn(2, 32, generator=torch.Generator().manual_seed(3))
+    bf16 = RuleBook(rule, recipe_float_dtype="bfloat16")
+    judged = compare_outputs((reference,), [reference.to(torch.bfloat16)], bf16)
+    assert judged.matched, judged.message
+    assert judged.rule == rule.describe() and judged.statistics[0].sqnr_db > 38
+    noisy = reference.to(torch.bfloat16) + 0.5
+    assert "SQNR" in compare_outputs((reference,), [noisy], bf16).message  # values judged
+    fp16 = compare_outputs((reference,), [reference.to(torch.float16)], bf16)
+    assert fp16.message == "output 0: dtype float16 != expected float32"
+    plain = compare_outputs((reference,), [reference.to(torch.bfloat16)], RuleBook(rule))
+    assert plain.message == "output 0: dtype bfloat16 != expected float32"
+    indices = torch.arange(3)
+    assert not compare_outputs((indices,), [indices.to(torch.bfloat16)], bf16).matched
+
+
+def test_the_llm_recipes_say_which_compute_in_half_precision():
+    from etsuite.backends.portable.flows import PORTABLE, PORTABLE_LLM_CUSTOM_BF16
+    from etsuite.backends.xnnpack.flows import FLOWS
+
+    flows = {flow.name: flow for flow in FLOWS}
+    assert PORTABLE_LLM_CUSTOM_BF16.recipe_float_dtype == "bfloat16"
+    assert flows["xnnpack_llm_dq_fp16_8da4w_qe4"].recipe_float_dtype == "float16"
+    assert flows["xnnpack_llm_custom"].recipe_float_dtype is None
+    assert PORTABLE.recipe_float_dtype is None

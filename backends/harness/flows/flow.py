@@ -40,6 +40,11 @@ class SourceTransform(Protocol):
     def apply(self, model: Any) -> Any:
         """The transformed model (the `transform` stage; may modify `model`)."""
 
+    @property
+    def recipe_float_dtype(self) -> str | None:
+        """The float dtype the transformed model computes and returns in by design
+        ("bfloat16" for a bf16 recipe), or None when it keeps the model's."""
+
 
 @dataclass(frozen=True)
 class Flow:
@@ -103,6 +108,12 @@ class Flow:
             if not module_on_disk(module):
                 return f"python module '{module}' is not installed"
         return self.probe() if self.probe is not None else None
+
+    @property
+    def recipe_float_dtype(self) -> str | None:
+        """The float dtype this flow's recipe returns outputs in by design (its source
+        transform's; a transform without the attribute keeps the model's dtype)."""
+        return getattr(self.source_transform, "recipe_float_dtype", None)
 
     def applies_to_suite(self, suite: str) -> bool:
         return self.suites is None or suite in self.suites

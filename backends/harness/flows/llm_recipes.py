@@ -65,6 +65,10 @@ def recipe_files() -> list[str]:
     return sorted(str(path.relative_to(folder)) for path in folder.glob("*/config/*.yaml"))
 
 
+# model.dtype_override (LlmConfig's DType names) -> the torch dtype its outputs come in
+RECIPE_FLOAT_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+
+
 def read_recipe(relative: str) -> dict:
     """A recipe file's sections (a malformed `base`, as in the wheel's qwen2_5 files, is
     read as empty: it holds the runner's token metadata only)."""
@@ -129,6 +133,13 @@ class LlmRecipe:
             section, key = dotted.split(".", 1)
             sections.setdefault(section, {})[key] = value
         return sections
+
+    @property
+    def recipe_float_dtype(self) -> str | None:
+        """The float dtype of `model.dtype_override` when it is not fp32: export_llama
+        computes the whole model in it, so its logits come back in it."""
+        chosen = str(self.sections().get("model", {}).get("dtype_override") or "fp32")
+        return RECIPE_FLOAT_DTYPES.get(chosen)
 
     def settings(self) -> dict:
         """What makes this recipe the flow it is (see recipe_settings)."""

@@ -146,6 +146,10 @@ class RuleBook:
 
     base: Tolerance = FP32
     overrides: tuple = ()
+    # The float dtype the flow's recipe computes and returns in by design (a bf16 LLM
+    # recipe: "bfloat16"), or None. A float output in it is the recipe's choice, not a
+    # wrong answer: it is judged against the float reference by the rules above.
+    recipe_float_dtype: str | None = None
 
     def for_dtype(self, dtype) -> Tolerance:
         name = dtype_name(dtype)
