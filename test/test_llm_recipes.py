@@ -13,7 +13,7 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows import llm_recipes
 from etsuite.backends.harness.flows.llm_recipes import LlmRecipe
 from etsuite.backends.harness.flows.registry import builtin_flows
-from etsuite.backends.portable.flows import PORTABLE
+from etsuite.backends.portable.flows import PORTABLE, PORTABLE_LLM_CUSTOM_BF16
 from etsuite.backends.suite.llm import decoders
 from etsuite.backends.xnnpack.flows import LLM_FLOWS
 
@@ -113,3 +113,16 @@ def test_custom_ops_recipe_decodes_through_xnnpack():
     assert min(min(step) for step in outcome.step_sqnr_db) > 80
     # the recipe rewrote a copy: the test's module is the eager reference still
     assert type(decoder.module.model.layers[0].attention.SDPA) is sdpa_before
+
+
+@pytest.mark.slow
+def test_the_bf16_recipe_decodes_in_bf16_and_is_judged_by_its_rule():
+    """The bf16 recipe's program returns bf16 logits by design: every step is judged by
+    the recipe's SQNR rule against the fp32 eager model, not failed for its dtype."""
+    torch.manual_seed(5)
+    decoder = decoders.llama_kv_static(prefill_len=2, n_decode=3)
+    outcome = run_steps_pipeline(decoder.module, decoder.steps, PORTABLE_LLM_CUSTOM_BF16,
+                                 dynamic_shapes=decoder.dynamic_shapes)
+    assert outcome.status is Status.PASS, outcome.error
+    assert outcome.verdict_rule is not None and outcome.verdict_rule.startswith("bf16 recipe")
+    assert 38 < min(min(step) for step in outcome.step_sqnr_db) < 80  # bf16, not fp32

@@ -279,7 +279,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         return
 
     found.runtime = runtime.name
-    rules = tolerance or flow.tolerance
+    rules = tolerance or flow.rule_book()
     found.replay = calls.replay(program, runtime, rules, expected)
     loaded = None
     try:

@@ -86,8 +86,7 @@ class TestRunner:
                            atol=base.atol if atol is None else atol,
                            rtol=base.rtol if rtol is None else rtol)
         case = case_id(self.context.test_id, self.flow.name)
-        return RuleBook(base, self.flow.expectations.tolerances(self.flow.name, case),
-                        recipe_float_dtype=self.flow.recipe_float_dtype)
+        return self.flow.rule_book(base, self.flow.expectations.tolerances(self.flow.name, case))
 
     def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
         """Run a failing subtest's program again in this process: once on the same inputs

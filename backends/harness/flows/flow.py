@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from etsuite.backends.harness.flows.expectations import Expectation, Expectations
 from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime, Runtime
-from etsuite.backends.harness.flows.tolerance import FP32, INT8, Tolerance
+from etsuite.backends.harness.flows.tolerance import FP32, INT8, RuleBook, Tolerance
 
 # Older names of tolerance.FP32 and tolerance.INT8, kept for flows outside this repository
 # (a conftest's pytest_etsuite_flows, an `etsuite.flows` entry point) that import them from
@@ -114,6 +114,12 @@ class Flow:
         """The float dtype this flow's recipe returns outputs in by design (its source
         transform's; a transform without the attribute keeps the model's dtype)."""
         return getattr(self.source_transform, "recipe_float_dtype", None)
+
+    def rule_book(self, base: Tolerance | None = None, overrides: tuple = ()) -> RuleBook:
+        """How this flow judges outputs: its rule (or `base`, e.g. with a test's atol),
+        a case's overrides, and the float dtype its recipe returns outputs in."""
+        return RuleBook(base or self.tolerance, overrides,
+                        recipe_float_dtype=self.recipe_float_dtype)
 
     def applies_to_suite(self, suite: str) -> bool:
         return self.suites is None or suite in self.suites
