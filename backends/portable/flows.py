@@ -44,6 +44,6 @@ PORTABLE_LLM_8DA4W_QE4 = Flow(
 
 FLOWS = [PORTABLE, PORTABLE_LLM_CUSTOM_BF16, PORTABLE_LLM_8DA4W_QE4]
 
-# The warm process lowers and runs this flow end to end before it serves runs (which also
-# warms the runtime's loader): see PRIMING in xnnpack/flows.py.
+# The warm process primes with this flow (lowers and runs it end to end, which also loads
+# the runtime) before it serves runs: see PRIMING in xnnpack/flows.py.
 PRIMING = [["portable"]]

@@ -134,6 +134,6 @@ FLOWS = [
 
 # What the warm process (harness/warm/server.py) lowers before it serves runs, as groups
 # of flow names lowered together (one floating-point and one quantizing flow per group):
-# every operator flow of XNNPACK, so that a session of any of them finds its flow warm.
+# every operator flow of XNNPACK, so that a session of any of them finds its flow primed.
 PRIMING = [["xnnpack", "xnnpack_static_int8_per_tensor"],
            ["xnnpack_dynamic_int8_per_channel"], ["xnnpack_static_int8_per_channel"]]

@@ -1,7 +1,7 @@
 """The warm process: one per checkout, environment and user, holding torch, executorch,
-pytest's plugins and the flows' modules imported and the priming memos filled (for the
-flows each backend's flows.py lists in `PRIMING`), so that a run pays start-up once instead of every
-time (docs/how-to/use-the-warm-process.md).
+pytest's plugins and the flows' modules imported and its memos primed (for the flows each
+backend's flows.py lists in `PRIMING`), so that a run pays start-up once instead of
+every time (docs/how-to/use-the-warm-process.md).
 
     python -m etsuite.backends.harness.warm.server SOCKET ROOTDIR   (started by warm_client)
 
