@@ -241,8 +241,9 @@ def lower(exported, flow: Flow):
     partitioners = flow.partitioners() if flow.partitioners is not None else None
     speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
-    return to_edge_transform_and_lower(exported, partitioner=partitioners,
-                                       compile_config=compile_config)
+    passes = flow.transform_passes() if flow.transform_passes is not None else None
+    return to_edge_transform_and_lower(exported, transform_passes=passes,
+                                       partitioner=partitioners, compile_config=compile_config)
 
 
 def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
