@@ -30,7 +30,7 @@ class TestRunnerFixture:
         context, input_seed = context_of(request.node, flow, self.state)
         seed_everything(input_seed)
         runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node),
-                            artifacts=self.state.artifacts)
+                            artifacts=self.state.artifacts, localize=self.state.localize)
         request.node.stash[RUNNER_KEY] = runner
         return runner
 

@@ -39,6 +39,7 @@ from etsuite.backends.harness import (
     workers,
 )
 from etsuite.backends.harness.case import speedups
+from etsuite.backends.harness.case.runner import LOCALIZE_MODES
 from etsuite.backends.harness.remote import placement
 from etsuite.backends.harness.state import STATE_KEY
 from etsuite.backends.harness.warm import client as warm_client
@@ -49,6 +50,16 @@ def _shard_arg(text: str) -> tuple[int, int]:
         return sharding.parse_shard(text)
     except sharding.ShardError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"wants a non-negative number of seconds, got {text!r}")
+    return value
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -85,6 +96,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"between runs")
     group.addoption("--warm-stop", action="store_true", default=False,
                     help="stop this checkout's warm process (of this environment) and exit")
+    group.addoption("--localize", choices=LOCALIZE_MODES, default="undeclared",
+                    help="find where a fail_mismatch starts (the first node whose runtime "
+                         "output leaves the flow's rule): for failures no [[fail]] entry "
+                         "declares (default), for all, or off")
+    group.addoption("--localize-budget", type=_seconds_arg, default=60.0, metavar="SECONDS",
+                    help="the most one failure's localization may take (default 60)")
     declared.addoption(group)
     isolation.addoption(group, parser)
     recording.addoption(group)

@@ -15,6 +15,7 @@ import random
 import pytest
 
 from etsuite.backends.harness import artifacts, declared, isolation, recording, workers
+from etsuite.backends.harness.case.runner import LocalizePolicy
 from etsuite.backends.harness.contract.facts import SEED_POLICIES, RunFacts
 from etsuite.backends.harness.flows.expectations import check_for_flow
 from etsuite.backends.harness.flows.registry import builtin_flows, hook_flows, index_flows
@@ -61,7 +62,7 @@ def build_state(config) -> SessionState:
         unavailable={f.name: f.unavailable_reason() for f in selected},
         time_limits=time_limits, artifacts=artifact_policy, resumed=resumed,
         finished_before=finished, runners=runners, runner_folder=runner_folder,
-        owns_runner_folder=owned)
+        owns_runner_folder=owned, localize=LocalizePolicy.from_config(config))
 
 
 def seed_arg(text: str) -> int:

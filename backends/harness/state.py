@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from etsuite.backends.harness.case.runner import LocalizePolicy
 from etsuite.backends.harness.case.seeds import derive_seed
 from etsuite.backends.harness.contract.facts import RunFacts
 from etsuite.backends.harness.flows.flow import Flow
@@ -85,6 +86,7 @@ class SessionState:
     runner_folder: str | None = None   # the run's pool folder of runner devices
     owns_runner_folder: bool = False   # made here (not handed by an xdist controller)
     finished_before: set[str] = field(default_factory=set)  # its finished tests: not run again
+    localize: LocalizePolicy = field(default_factory=LocalizePolicy)  # --localize, its budget
     selected_backends: set[str] = field(init=False)
 
     def __post_init__(self):

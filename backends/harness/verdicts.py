@@ -21,7 +21,11 @@ import pytest
 from etsuite.backends.harness import recording
 from etsuite.backends.harness.case.runner import TestContext, new_record
 from etsuite.backends.harness.contract.nodeids import param_ids, test_case_id
-from etsuite.backends.harness.contract.record import SubtestRecord, error_headline
+from etsuite.backends.harness.contract.record import (
+    SubtestRecord,
+    error_headline,
+    where_it_breaks,
+)
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.flows.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
@@ -79,11 +83,15 @@ def _failure_message(verdict: Verdict, failing: list, records: list, repro) -> s
         lines.append(verdict.failure)
     if failing:
         first = failing[0]
-        lines.append(f"{len(failing)} of {len(records)} subtests failed; "
-                     f"subtest {first.subtest}: {first.status}: {error_headline(first.error or '')}")
+        where = where_it_breaks(first.localization)
+        at = f" at {where}" if where else ""
+        lines.append(f"{len(failing)} of {len(records)} subtests failed; subtest "
+                     f"{first.subtest}: {first.status}{at}: {error_headline(first.error or '')}")
     for r in failing:
         flaky = " [flaky: passed when run again on the same inputs]" if r.flaky else ""
-        lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}{flaky}: {r.error}")
+        where = where_it_breaks(r.localization)
+        breaks = f", breaks at {where}" if where else ""
+        lines.append(f"  subtest {r.subtest}: {r.status} at {r.stage}{breaks}{flaky}: {r.error}")
     lines.append(f"repro: {repro}")
     return "\n".join(lines)
 

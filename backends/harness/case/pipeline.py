@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.case import speedups
+from etsuite.backends.harness.case import localize, speedups
 from etsuite.backends.harness.case.delegation import (
     computing_ops,
     count_delegation,
@@ -156,14 +156,17 @@ def run_pipeline(
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
+    localize_budget: float | None = None,
 ) -> PipelineOutcome:
     """Run one subtest; return what the pipeline found (see `PipelineOutcome`). Never
     raises for a failure of the model or the backend: that is what the record is for.
     `run_inputs` (default: `inputs`) are what the program and eager run on for the
-    comparison; `inputs` trace the export and calibrate quantization."""
+    comparison; `inputs` trace the export and calibrate quantization. With
+    `localize_budget` (seconds), a fail_mismatch is localized (case/localize.py)."""
     inputs = tuple(inputs)
     calls = OneCall(inputs if run_inputs is None else tuple(run_inputs))
-    return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage)
+    return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage,
+                localize_budget)
 
 
 def run_steps_pipeline(
@@ -174,6 +177,7 @@ def run_steps_pipeline(
     dynamic_shapes=None,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
+    localize_budget: float | None = None,
 ) -> PipelineOutcome:
     """A stateful subtest (see steps.py): the program is exported from the module's
     initial state with the first step's inputs, loaded once, and every step runs on that
@@ -181,7 +185,8 @@ def run_steps_pipeline(
     same steps."""
     calls = StepCalls(as_steps(steps))
     model = prepare_stateful(model)
-    return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage)
+    return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage,
+                localize_budget)
 
 
 def run_methods_pipeline(
@@ -191,6 +196,7 @@ def run_methods_pipeline(
     *,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
+    localize_budget: float | None = None,
 ) -> PipelineOutcome:
     """A program of several methods (see `MethodCalls`): `methods` maps each name to
     (module, example inputs[, dynamic shapes]); `calls` is the sequence of (name, inputs)
@@ -206,11 +212,11 @@ def run_methods_pipeline(
         examples[name] = (tuple(example), shapes[0] if shapes else None)
     steps = as_steps([step for _, step in calls])
     plan = MethodCalls(steps, methods=examples, order=[name for name, _ in calls])
-    return _run(modules, (), plan, flow, None, tolerance, on_stage)
+    return _run(modules, (), plan, flow, None, tolerance, on_stage, localize_budget)
 
 
-def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage
-         ) -> PipelineOutcome:
+def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage,
+         localize_budget: float | None = None) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage)
     try:
@@ -224,7 +230,8 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
-        _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome)
+        _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome,
+                           localize_budget)
     except StageError as failure:
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
@@ -241,12 +248,13 @@ def lower(exported, flow: Flow):
     partitioners = flow.partitioners() if flow.partitioners is not None else None
     speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
-    return to_edge_transform_and_lower(exported, partitioner=partitioners,
-                                       compile_config=compile_config)
+    passes = flow.transform_passes() if flow.transform_passes is not None else None
+    return to_edge_transform_and_lower(exported, transform_passes=passes,
+                                       partitioner=partitioners, compile_config=compile_config)
 
 
 def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
-                       found: PipelineOutcome) -> None:
+                       found: PipelineOutcome, localize_budget: float | None) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
@@ -266,6 +274,8 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.delegated_precision = precisions.pop() if len(precisions) == 1 \
             else "mixed" if precisions else None
     calls.describe_program(programs, found)
+    # Taken before serializing, which rewrites the edge graph in place.
+    lineage = calls.lineage(edge, exported) if localize_budget is not None else None
     executorch_program = timer.run("serialize", lambda: calls.serialize(edge))
     found.pte_size = len(executorch_program.buffer)
     program = LoweredProgram(
@@ -303,6 +313,10 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     if not comparison.matched:
         found.status, found.stage, found.error = \
             Status.FAIL_MISMATCH, "compare", comparison.message
+        if localize_budget is not None:
+            timer.on_stage("localize")
+            found.localization = calls.localize(exported, edge, executorch_program, lineage,
+                                                runtime, rules, localize_budget, found)
     elif flow.delegates and computing_ops(delegated) == 0:
         found.status = Status.PASS_UNDELEGATED
     else:
@@ -381,6 +395,24 @@ class OneCall(_SingleMethod):
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):
         return compare_outputs(expected, actual, rules)
 
+    def lineage(self, edge, exported) -> "localize.Lineage | None":
+        try:
+            return localize.Lineage.of(edge.exported_program(), exported)
+        except Exception:  # noqa: BLE001 - localizing must never change a verdict
+            return None
+
+    def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
+                 budget: float, found: "PipelineOutcome") -> dict:
+        """Where the mismatch starts (case/localize.py); the program ran, so `found` has
+        its replay."""
+        assert found.replay is not None
+        if lineage is None:
+            return localize.not_localized("the edge program's provenance could not be read",
+                                          time.monotonic())
+        target = localize.Target(executorch_program.buffer, exported, edge.exported_program(),
+                                 lineage, localize.ProgramMaps.of(executorch_program))
+        return localize.localize(target, runtime, found.replay.inputs, rules, budget)
+
 
 @dataclass
 class StepCalls(_SingleMethod):
@@ -413,6 +445,14 @@ class StepCalls(_SingleMethod):
 
     def replay(self, program, runtime, rules, expected) -> None:
         return None
+
+    def lineage(self, edge, exported) -> None:
+        return None
+
+    def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
+                 budget: float, found: "PipelineOutcome") -> dict:
+        return localize.not_localized("stateful programs are not localized yet",
+                                      time.monotonic())
 
     def missing(self, runtime) -> str | None:
         if getattr(runtime, "carries_state", True) is False:

@@ -60,6 +60,30 @@ def random_like(inputs) -> tuple:
     return tuple(draw(v) for v in inputs)
 
 
+LOCALIZE_MODES = ("off", "undeclared", "all")
+
+
+@dataclass(frozen=True)
+class LocalizePolicy:
+    """Which fail_mismatch subtests are localized (--localize) and the seconds each may
+    spend (--localize-budget): by default the failures no [[fail]] entry declares, since a
+    declared one is known already and would pay the cost on every run."""
+
+    mode: str = "undeclared"
+    budget: float = 60.0
+
+    @classmethod
+    def from_config(cls, config) -> "LocalizePolicy":
+        return cls(config.getoption("localize", "undeclared"),
+                   config.getoption("localize_budget", 60.0))
+
+    def budget_for(self, declared: bool) -> float | None:
+        """The budget of a case, or None when it is not localized."""
+        if self.mode == "off" or (self.mode == "undeclared" and declared):
+            return None
+        return self.budget
+
+
 # Failing statuses worth running again: the program ran (or tried to), so a second run
 # can tell a flaky runtime from a broken kernel. Earlier stages are deterministic.
 RERUN = frozenset({Status.FAIL_MISMATCH, Status.FAIL_RUN})
@@ -70,8 +94,9 @@ class TestRunner:
 
     def __init__(self, flow: Flow, context: TestContext,
                  on_progress: Callable[[dict], None] = lambda event: None,
-                 artifacts=None):
+                 artifacts=None, localize: LocalizePolicy = LocalizePolicy()):
         self.artifacts = artifacts  # an artifacts.ArtifactPolicy, or None: write none
+        self.localize = localize
         self.flow = flow
         self.context = context
         self.records: list[SubtestRecord] = []
@@ -85,8 +110,16 @@ class TestRunner:
             base = replace(base, name=f"{base.name}, atol/rtol from the test",
                            atol=base.atol if atol is None else atol,
                            rtol=base.rtol if rtol is None else rtol)
-        case = case_id(self.context.test_id, self.flow.name)
-        return self.flow.rule_book(base, self.flow.expectations.tolerances(self.flow.name, case))
+        return self.flow.rule_book(base, self.flow.expectations.tolerances(self.flow.name, self._case()))
+
+    def _case(self) -> str:
+        return case_id(self.context.test_id, self.flow.name)
+
+    def _localize_budget(self) -> float | None:
+        """This case's localization budget (None: not localized), by --localize and
+        whether a [[fail]] entry declares the case."""
+        declared = self.flow.expectations.failure(self.flow.name, self._case()) is not None
+        return self.localize.budget_for(declared)
 
     def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
         """Run a failing subtest's program again in this process: once on the same inputs
@@ -122,6 +155,7 @@ class TestRunner:
         outcome = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
             tolerance=self.rules(atol, rtol), run_inputs=run_inputs,
+            localize_budget=self._localize_budget(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
@@ -154,7 +188,7 @@ class TestRunner:
         subtest = len(self.records)
         outcome = run_steps_pipeline(
             model, steps, self.flow, dynamic_shapes=dynamic_shapes,
-            tolerance=self.rules(atol, rtol),
+            tolerance=self.rules(atol, rtol), localize_budget=self._localize_budget(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )
@@ -174,6 +208,7 @@ class TestRunner:
         subtest = len(self.records)
         outcome = run_methods_pipeline(
             methods, calls, self.flow, tolerance=self.rules(atol, rtol),
+            localize_budget=self._localize_budget(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )

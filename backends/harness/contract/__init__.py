@@ -53,6 +53,7 @@ from etsuite.backends.harness.contract.record import (  # noqa: F401
     SubtestRecord,
     error_headline,
     trim_error,
+    where_it_breaks,
 )
 from etsuite.backends.harness.contract.report import (  # noqa: F401
     REPORT_KEY,

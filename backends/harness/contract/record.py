@@ -30,6 +30,20 @@ def error_headline(error: str) -> str:
     return lines[0]
 
 
+def where_it_breaks(localization: dict | None) -> str | None:
+    """A localized failure in a few words for the console, e.g. `aten.sin.default
+    (model.py:12)` or `inside delegate XnnpackBackend (sin..relu)`; None when it was not
+    localized."""
+    if not localization or not localization.get("localized"):
+        return None
+    if localization.get("delegate"):
+        boundary = localization.get("boundary") or {}
+        return (f"inside delegate {localization['delegate']} "
+                f"({boundary.get('first')}..{boundary.get('last')})")
+    where = localization.get("source") or localization.get("module")
+    return f"{localization.get('target')}" + (f" ({where})" if where else "")
+
+
 def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
     """Keep the head and the tail of long errors: the tail usually names the cause."""
     text = text.strip()
@@ -159,6 +173,15 @@ class Findings:
     state: str | None = None
     # A program of several methods (`lower_and_run_methods`): the method each step called.
     step_methods: list | None = None
+    # Where a fail_mismatch starts (case/localize.py; None: not asked for, see
+    # --localize). Keys: `method` ("intermediates"), `localized` (bool), `compared` (nodes
+    # judged), `seconds`; when localized, `node` (the exported graph's node name; None for
+    # a delegate), `target` (its op), `inputs` ([{shape, dtype}]), `source` ("file:line"
+    # of the user's code, or None), `module` (its module path, or None), `error` (that
+    # node's output statistics against its bound, as in `outputs`, plus `margin`); for a
+    # delegate call, `delegate` (its backend id) and `boundary` ({first, last, nodes}: the
+    # exported nodes it took); when not, `reason` ("not localized: <why>").
+    localization: dict | None = None
 
 
 FINDINGS_FIELDS = tuple(f.name for f in fields(Findings))

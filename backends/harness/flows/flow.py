@@ -60,6 +60,9 @@ class Flow:
     # convert_pt2e's fold_quantize: False keeps float weights behind quantize nodes, which
     # some backends' converters need (OpenVINO rejects a folded int8 weight).
     fold_quantize: bool = True
+    # Returns the edge transform passes for to_edge_transform_and_lower (None: none), for a
+    # recipe that rewrites the edge graph before partitioning.
+    transform_passes: Callable[[], list] | None = None
     # Returns the EdgeCompileConfig for to_edge_transform_and_lower (None: ExecuTorch's
     # default), for backends whose recipe needs one (e.g. Arm skips the IR validity check).
     edge_compile_config: Callable[[], Any] | None = None

@@ -1,0 +1,394 @@
+"""Where a mismatch starts: the first graph node whose runtime output leaves the flow's rule.
+
+The program runs once more on this host's ExecuTorch runtime with ETDump intermediate
+outputs on; the exported program from before lowering runs eagerly on the same inputs,
+recording every node's output. ExecuTorch's Inspector reads the ETDump; each runtime op
+is mapped to the exported program's node it came from by its debug handle (handle ->
+edge node -> the `from_node` provenance back to the exported graph), and judged by the
+flow's rule for its dtype (`compare_outputs`). The reference is the program before any
+lowering pass, so a pass that broke the graph is blamed, not agreed with.
+
+A delegate is one opaque row: a failing delegate call is reported as "inside delegate
+<backend id>" with the exported nodes it covers (bisection inside it is a later step).
+Never raises: what cannot be localized says why ("not localized: ...").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from etsuite.backends.harness.case.output_match import compare_outputs, flatten_tensors
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
+
+METHOD = "intermediates"
+# The debug buffer holds every logged intermediate (a delegate call logs its inputs and
+# outputs): a few times the sum of the exported nodes' outputs, within a cap.
+BUFFER_FACTOR, BUFFER_SLACK, BUFFER_CAP = 4, 2**20, 2**30
+# Ops whose outputs are not judged on their own: integer quantized values, whose error
+# shows in the float output of the dequantize that follows, under the flow's rule.
+UNJUDGED_NAMESPACES = ("quantized_decomposed",)
+
+
+class NotLocalized(Exception):
+    """Why a mismatch cannot be localized; the message follows "not localized: "."""
+
+
+@dataclass
+class DelegateCall:
+    """One call_delegate node of the edge program: its backend, the debug handles of the
+    nodes it took (what the runtime's DELEGATE_CALL event carries) and the handle of each
+    of its outputs (its getitem users, in output order)."""
+
+    backend: str
+    handles: frozenset
+    output_handles: list
+
+
+@dataclass
+class Lineage:
+    """What `to_executorch` loses, taken from the edge program before it runs (it rewrites
+    the edge graph in place and renumbers its handles): the exported nodes each debug handle
+    came from, and the delegate calls."""
+
+    nodes_of_handle: dict = field(default_factory=dict)   # handle -> [exported node names]
+    delegates: list = field(default_factory=list)          # [DelegateCall]
+
+    @classmethod
+    def of(cls, edge_program, exported) -> "Lineage":
+        graph_id = id(exported.graph)
+        names = {n.name for n in exported.graph.nodes}
+        lineage = cls()
+        module = edge_program.graph_module
+        lineage._add(module, graph_id, names)
+        for node in module.graph.nodes:
+            if node.op == "call_function" \
+                    and getattr(node.target, "__name__", "") == "executorch_call_delegate":
+                call, inner = _delegate_call(module, node)
+                lineage.delegates.append(call)
+                lineage._add(inner, graph_id, names)
+        return lineage
+
+    def _add(self, module, graph_id: int, names: set) -> None:
+        for node in module.graph.nodes:
+            handle = node.meta.get("debug_handle")
+            if node.op != "call_function" or not isinstance(handle, int):
+                continue
+            for name in _exported_ancestors(node, graph_id, names):
+                known = self.nodes_of_handle.setdefault(handle, [])
+                if name not in known:
+                    known.append(name)
+
+    def delegated(self, handles: tuple) -> bool:
+        """Whether an op's handles are taken by a delegate (an op outside it that shares a
+        handle, such as a constant's copy, is not that node's value)."""
+        return any(not call.handles.isdisjoint(handles) for call in self.delegates)
+
+
+def _exported_ancestors(node, graph_id: int, names: set) -> list[str]:
+    """The nodes of the exported graph `node` was made from (its `from_node` provenance,
+    followed to the root)."""
+    found = []
+    for source in node.meta.get("from_node") or []:
+        while source is not None:
+            if source.graph_id == graph_id and source.name in names:
+                found.append(source.name)
+                break
+            source = source.from_node[-1] if source.from_node else None
+    return found
+
+
+def _delegate_call(module, node) -> tuple[DelegateCall, object]:
+    """The delegate call and the graph module of what it took."""
+    lowered = getattr(module, node.args[0].target)
+    inner = lowered.original_module.graph_module
+    handles = frozenset(n.meta["debug_handle"] for n in inner.graph.nodes
+                        if isinstance(n.meta.get("debug_handle"), int))
+    outputs = sorted((user.args[1], user.meta.get("debug_handle")) for user in node.users
+                     if getattr(user.target, "__name__", "") == "getitem")
+    return DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs]), inner
+
+
+@dataclass
+class ProgramMaps:
+    """The serialized program's maps from instruction to debug handles (and delegate
+    identifiers), as ExecuTorch's ETRecord keeps them."""
+
+    debug_handles: dict
+    delegates: dict
+    outputs: dict
+
+    @classmethod
+    def of(cls, executorch_program) -> "ProgramMaps":
+        return cls(executorch_program.debug_handle_map, executorch_program.delegate_map,
+                   executorch_program.instruction_id_to_num_outs_map)
+
+
+@dataclass
+class Target:
+    """What is being localized: the lowered program and where it came from."""
+
+    pte: bytes
+    exported: Any               # torch.export.ExportedProgram before lowering
+    edge_program: Any           # the lowered edge program (for the Inspector's op graph)
+    lineage: Lineage
+    maps: ProgramMaps
+
+
+def not_localized(why: str, started: float, compared: int = 0) -> dict:
+    return {"method": METHOD, "localized": False, "reason": f"not localized: {why}",
+            "compared": compared, "seconds": round(time.monotonic() - started, 3)}
+
+
+def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
+             budget: float) -> dict:
+    """The record's `localization` (keys in contract/record.py): the first exported node in
+    execution order whose runtime output fails `rules`, within `budget` seconds."""
+    started = time.monotonic()
+    compared = 0
+    try:
+        if not isinstance(runtime, ExecuTorchRuntime):
+            raise NotLocalized(f"the program ran on {runtime.name}; intermediates are read "
+                               f"from this host's ExecuTorch runtime")
+        clock = _Budget(budget, started)
+        clock.check("start")
+        eager = eager_intermediates(target.exported, inputs)
+        clock.check("the eager run")
+        events = runtime_intermediates(target, inputs)
+        clock.check("the ETDump run")
+        nodes = {n.name: n for n in target.exported.graph.nodes}
+        order = {name: index for index, name in enumerate(nodes)}
+        for event in events:
+            clock.check(f"{compared} nodes")
+            judged = _judge_event(event, target.lineage, nodes, order, eager, rules)
+            if judged is None:
+                continue
+            compared += 1
+            if judged["matched"]:
+                continue
+            found = judged["found"]
+            found.update(method=METHOD, localized=True, compared=compared,
+                         seconds=round(time.monotonic() - started, 3))
+            return found
+        raise NotLocalized(f"all {compared} compared intermediates are within the rule")
+    except NotLocalized as why:
+        return not_localized(str(why), started, compared)
+    except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
+        text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        return not_localized(text, started, compared)
+
+
+@dataclass
+class _Budget:
+    seconds: float
+    started: float
+
+    def check(self, where: str) -> None:
+        if time.monotonic() - self.started > self.seconds:
+            raise NotLocalized(f"budget of {self.seconds:g} s spent (at {where})")
+
+
+def eager_intermediates(exported, inputs: list) -> dict:
+    """Every node's output of the exported graph run eagerly on the flat program inputs,
+    by node name."""
+    signature = exported.graph_signature
+    user = iter(inputs)
+    args = []
+    for spec in signature.input_specs:
+        kind = spec.kind.name
+        if kind == "USER_INPUT":
+            args.append(next(user))
+        elif kind in ("PARAMETER", "BUFFER") and spec.target in exported.state_dict:
+            args.append(exported.state_dict[spec.target])
+        elif spec.target in exported.constants:
+            args.append(exported.constants[spec.target])
+        else:
+            raise NotLocalized(f"no value for the exported program's input {spec.arg.name}")
+    values: dict = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, node):
+            value = super().run_node(node)
+            if node.op == "call_function":
+                values[node.name] = value
+            return value
+
+    with torch.no_grad():
+        Recorder(exported.graph_module).run(*args)
+    return values
+
+
+@dataclass
+class RuntimeEvent:
+    """One op's outputs as the runtime logged them, in execution order."""
+
+    handles: tuple
+    outputs: list
+    delegate: str | None     # the backend of a delegate call
+
+
+def runtime_intermediates(target: Target, inputs: list) -> list[RuntimeEvent]:
+    """Run the program with ETDump intermediate outputs on; the last event of each set of
+    debug handles (an op decomposed into several keeps its final value), in execution
+    order."""
+    from executorch.devtools import Inspector
+    from executorch.devtools.etrecord import ETRecord
+    from executorch.runtime import Runtime
+
+    size = _buffer_size(target.exported)
+    program = Runtime.get().load_program(target.pte, enable_etdump=True, debug_buffer_size=size)
+    program.load_method("forward").execute(inputs)
+    with tempfile.TemporaryDirectory(prefix="etsuite-localize-") as folder:
+        etdump, debug = os.path.join(folder, "run.etdp"), os.path.join(folder, "debug.bin")
+        program.write_etdump_result_to_file(etdump, debug)
+        # An ETRecord as a saved one reads: the maps' keys as JSON strings. Built in memory,
+        # which spares serializing the programs.
+        record = ETRecord(
+            edge_dialect_program=target.edge_program,
+            _debug_handle_map=_json(target.maps.debug_handles),
+            _delegate_map=_json(target.maps.delegates),
+            _instruction_id_to_num_outs_map=_json(target.maps.outputs))
+        inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug, etrecord=record)
+    last: dict[tuple, tuple[int, RuntimeEvent]] = {}
+    position = 0
+    for block in inspector.event_blocks:
+        for event in block.events:
+            position += 1
+            if event.name == "OPERATOR_CALL" or not event.debug_data \
+                    or event.debug_handles is None or event.is_delegated_op:
+                continue
+            handles = (event.debug_handles,) if isinstance(event.debug_handles, int) \
+                else tuple(event.debug_handles)
+            delegate = event.delegate_backend_name if event.name == "DELEGATE_CALL" else None
+            outputs = list(event.debug_data)
+            if delegate is not None:  # a delegate call logs its inputs, then its outputs
+                outputs = outputs[len(outputs) - event.num_outputs:]
+            last[handles] = (position, RuntimeEvent(handles, outputs, delegate))
+    return [event for _, event in sorted(last.values(), key=lambda pair: pair[0])]
+
+
+def _json(value):
+    return json.loads(json.dumps(value))
+
+
+def _buffer_size(exported) -> int:
+    total = 0
+    for node in exported.graph.nodes:
+        for value in flatten_tensors(node.meta.get("val")):
+            if isinstance(value, torch.Tensor):
+                try:
+                    total += int(value.numel()) * value.element_size()
+                except Exception:  # noqa: BLE001 - a symbolic size: counted at its hint below
+                    total += value.element_size() * 4096
+    size = BUFFER_FACTOR * total + BUFFER_SLACK
+    if size > BUFFER_CAP:
+        raise NotLocalized(f"the intermediates need about {size / 2**20:.0f} MB of debug "
+                           f"buffer, more than {BUFFER_CAP / 2**20:.0f} MB")
+    return size
+
+
+def _judge_event(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict,
+                 eager: dict, rules: RuleBook | Tolerance) -> dict | None:
+    """Judge one runtime event against the eager value of the node it came from; None when
+    it has no exported node to compare with."""
+    if event.delegate is not None:
+        return _judge_delegate(event, lineage, nodes, order, eager, rules)
+    if lineage.delegated(event.handles):
+        return None
+    names = sorted({name for h in event.handles for name in lineage.nodes_of_handle.get(h, [])
+                    if name in eager}, key=order.__getitem__)
+    if not names:
+        return None
+    node = nodes[names[-1]]  # several exported nodes fused into one op: the last one's value
+    if _namespace(node) in UNJUDGED_NAMESPACES:
+        return None
+    expected = [t for t in flatten_tensors(eager[node.name]) if isinstance(t, torch.Tensor)]
+    actual = [t for t in event.outputs if isinstance(t, torch.Tensor)]
+    actual = actual[len(actual) - len(expected):]
+    if not expected or len(actual) != len(expected) \
+            or any(e.shape != a.shape for e, a in zip(expected, actual, strict=True)):
+        return None  # not this node's value (an op the lowering added under its handle)
+    comparison = compare_outputs(expected, actual, rules)
+    return {"matched": comparison.matched, "found": _describe(node, comparison)}
+
+
+def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict,
+                    eager: dict, rules: RuleBook | Tolerance) -> dict | None:
+    call = next((c for c in lineage.delegates if c.handles == frozenset(event.handles)), None)
+    if call is None or len(call.output_handles) != len(event.outputs):
+        return None
+    expected = []
+    for handle in call.output_handles:
+        names = [n for n in lineage.nodes_of_handle.get(handle, []) if n in eager]
+        if not names:
+            return None
+        expected.append(eager[max(names, key=order.__getitem__)])
+    comparison = compare_outputs(expected, event.outputs, rules)
+    inside = sorted({name for h in call.handles for name in lineage.nodes_of_handle.get(h, [])
+                     if name in order}, key=order.__getitem__)
+    found = {"delegate": call.backend,
+             "boundary": {"first": inside[0] if inside else None,
+                          "last": inside[-1] if inside else None, "nodes": len(inside)},
+             "node": None, **_statistics(comparison)}
+    return {"matched": comparison.matched, "found": found}
+
+
+def _namespace(node) -> str:
+    return str(node.target).split(".", 1)[0]
+
+
+def _describe(node, comparison) -> dict:
+    inputs = []
+    for value in pytree.tree_leaves((node.args, node.kwargs)):
+        fake = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+        if isinstance(fake, torch.Tensor):
+            inputs.append({"shape": [int(d) if isinstance(d, int) else str(d) for d in fake.shape],
+                           "dtype": str(fake.dtype).removeprefix("torch.")})
+    return {"node": node.name, "target": str(node.target), "inputs": inputs,
+            "source": source_location(node.meta.get("stack_trace")),
+            "module": module_path(node.meta.get("nn_module_stack")),
+            **_statistics(comparison)}
+
+
+def _statistics(comparison) -> dict:
+    """The deciding output's error against its bound, as the record's outputs say it."""
+    judged = [s for s in comparison.statistics if s.judged]
+    worst = max(judged, key=lambda s: float("inf") if s.error_ratio is None else s.error_ratio,
+                default=None)
+    return {"error": {**(worst.to_dict() if worst is not None else {}),
+                      "margin": comparison.margin or comparison.message}}
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def source_location(stack_trace: str | None) -> str | None:
+    """`file:line` of the innermost frame of the user's code in a node's stack trace
+    (frames of torch itself are passed over)."""
+    frames = _FRAME.findall(stack_trace or "")
+    own = [(path, line) for path, line in frames if f"{os.sep}torch{os.sep}" not in path]
+    if not own:
+        return None
+    path, line = own[-1]
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # another drive
+        shown = path
+    return f"{path if shown.startswith('..') else shown}:{line}"
+
+
+def module_path(nn_module_stack: dict | None) -> str | None:
+    """The module a node was traced in, e.g. `layers.0.attention` ("" at the top)."""
+    if not nn_module_stack:
+        return None
+    path, _ = list(nn_module_stack.values())[-1]
+    return re.sub(r"L\['self'\]\.?|\._modules\['([^']+)'\]", r"\1", str(path)).strip(".") or None

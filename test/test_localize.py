@@ -1,0 +1,190 @@
+"""Localizing a fail_mismatch (case/localize.py) with real export, lowering and execution:
+a flow whose lowering swaps one op for another (an edge transform pass; eager untouched)
+is blamed on exactly that node, a healthy subtest pays nothing, the budget holds, and
+--localize decides which failures are localized."""
+
+import dataclasses
+
+import pytest
+import torch
+
+# A lowering that computes one op wrongly: the edge transform pass turns every sin into
+# cos (and, for the delegate case, tanh into sigmoid) before partitioning.
+SWAPPING_PASSES = '''
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass
+
+
+class SwapOps(ExportPass):
+    def __init__(self, swaps):
+        super().__init__()
+        self.swaps = swaps
+
+    def call_operator(self, op, args, kwargs, meta):
+        return super().call_operator(self.swaps.get(op, op), args, kwargs, meta)
+
+
+def sin_as_cos():
+    return [SwapOps({exir_ops.edge.aten.sin.default: exir_ops.edge.aten.cos.default})]
+
+
+def tanh_as_sigmoid():
+    return [SwapOps({exir_ops.edge.aten.tanh.default: exir_ops.edge.aten.sigmoid.default})]
+'''
+
+CONFTEST = '''
+import dataclasses
+
+from etsuite.backends.harness.flows.expectations import Expectation, Expectations
+from etsuite.backends.portable.flows import PORTABLE
+from swapping_passes import sin_as_cos
+
+
+def pytest_etsuite_flows(config):
+    declared = Expectations((Expectation(kind="fail", flows=("sin_as_cos_declared",),
+                                         case="test_cases.py::test_wave", reason="known"),))
+    return [
+        dataclasses.replace(PORTABLE, name="sin_as_cos", backend="faulty",
+                            transform_passes=sin_as_cos),
+        dataclasses.replace(PORTABLE, name="sin_as_cos_declared", backend="faulty",
+                            transform_passes=sin_as_cos, expectations=declared),
+    ]
+'''
+
+CASES = '''
+import torch
+
+
+class Wave(torch.nn.Module):
+    def forward(self, x, y):
+        scaled = x * 2
+        wave = torch.sin(scaled)
+        return torch.relu(wave + y)
+
+
+class Ramp(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x * 3 - 1)
+
+
+def test_wave(test_runner):
+    test_runner.lower_and_run_model(Wave(), (torch.randn(3, 8), torch.randn(3, 8)))
+
+
+def test_ramp(test_runner):
+    test_runner.lower_and_run_model(Ramp(), (torch.randn(3, 8),))
+'''
+SIN_LINE = CASES.lstrip("\n").splitlines().index("        wave = torch.sin(scaled)") + 1
+
+
+def one(run, nodeid_part):
+    records = run.records(nodeid_part)
+    assert len(records) == 1, (records, run.stdout[-3000:])
+    return records[0]
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makepyfile(swapping_passes=SWAPPING_PASSES)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_cases=CASES)
+    return pytester
+
+
+def test_a_swapped_op_is_localized_to_its_node(project, run_suite):
+    run = run_suite("--flow", "sin_as_cos", "--flow", "sin_as_cos_declared", "--seed", "3",
+                    "-p", "no:xdist")
+    assert run.report is not None, run.stdout + run.stderr
+
+    wave = one(run, "test_wave[sin_as_cos]")
+    assert wave["status"] == "fail_mismatch"
+    found = wave["localization"]
+    assert found["localized"] is True and found["method"] == "intermediates", found
+    # The first node off the rule is the sin, not the mul before it nor the add after it.
+    assert found["node"] == "sin" and found["target"] == "aten.sin.default"
+    assert found["source"] == f"test_cases.py:{SIN_LINE}"
+    assert found["inputs"] == [{"shape": [3, 8], "dtype": "float32"}]
+    assert found["error"]["error_ratio"] > 1 and found["error"]["rule"] == "fp32"
+    assert found["compared"] == 2  # the mul matched, then the sin failed
+    assert 0 < found["seconds"] < 60
+    assert f"at aten.sin.default (test_cases.py:{SIN_LINE})" in run.stdout
+
+    # A passing subtest is not localized; a declared failure is not either, by default.
+    assert one(run, "test_ramp[sin_as_cos]")["localization"] is None
+    declared = one(run, "test_wave[sin_as_cos_declared]")
+    assert declared["status"] == "xfail" and declared["localization"] is None
+
+
+def test_localize_off_leaves_the_field_empty(project, run_suite):
+    run = run_suite("--flow", "sin_as_cos", "--seed", "3", "--localize", "off",
+                    "-k", "test_wave", "-p", "no:xdist")
+    assert run.report is not None, run.stdout + run.stderr
+    wave = one(run, "test_wave[sin_as_cos]")
+    assert wave["status"] == "fail_mismatch" and wave["localization"] is None
+    assert "at aten.sin.default" not in run.stdout
+
+
+def test_the_policy_localizes_declared_failures_only_when_asked():
+    from etsuite.backends.harness.case.runner import LocalizePolicy
+
+    assert LocalizePolicy().budget_for(declared=False) == 60.0
+    assert LocalizePolicy().budget_for(declared=True) is None
+    assert LocalizePolicy("all", 5.0).budget_for(declared=True) == 5.0
+    assert LocalizePolicy("off").budget_for(declared=False) is None
+
+
+def _swapping_flow(base, passes: str):
+    """`base` with one of SWAPPING_PASSES's lowerings."""
+    namespace: dict = {}
+    exec(SWAPPING_PASSES, namespace)
+    return dataclasses.replace(base, name=f"{base.name}_swapped",
+                               transform_passes=namespace[passes])
+
+
+class Wave(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(torch.sin(x * 2) + y)
+
+
+class Waves(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.tanh(x + y) * 2 - x
+
+
+def test_a_healthy_subtest_runs_no_localization():
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    stages: list[str] = []
+    outcome = run_pipeline(Wave(), (torch.randn(2, 5), torch.randn(2, 5)), PORTABLE,
+                           localize_budget=60.0, on_stage=stages.append)
+    assert outcome.status.value == "pass" and outcome.localization is None
+    assert "localize" not in stages and stages.count("run") == 1
+
+
+def test_the_budget_is_respected():
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    stages: list[str] = []
+    outcome = run_pipeline(Wave(), (torch.randn(2, 5), torch.randn(2, 5)),
+                           _swapping_flow(PORTABLE, "sin_as_cos"), localize_budget=1e-6,
+                           on_stage=stages.append)
+    assert outcome.status.value == "fail_mismatch" and "localize" in stages
+    found = outcome.localization
+    assert found["localized"] is False, found
+    assert found["reason"].startswith("not localized: budget of 1e-06 s spent"), found
+    assert found["seconds"] < 30
+
+
+def test_a_failing_delegate_is_named_with_its_boundary():
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.xnnpack.flows import XNNPACK
+
+    outcome = run_pipeline(Waves(), (torch.randn(2, 5), torch.randn(2, 5)),
+                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_budget=60.0)
+    assert outcome.status.value == "fail_mismatch"
+    found = outcome.localization
+    assert found["localized"] is True and found["delegate"] == "XnnpackBackend", found
+    assert found["node"] is None and found["boundary"]["nodes"] >= 3
+    assert found["boundary"]["first"] == "add" and found["boundary"]["last"] == "sub"
