@@ -188,3 +188,24 @@ def test_a_failing_delegate_is_named_with_its_boundary():
     assert found["localized"] is True and found["delegate"] == "XnnpackBackend", found
     assert found["node"] is None and found["boundary"]["nodes"] >= 3
     assert found["boundary"]["first"] == "add" and found["boundary"]["last"] == "sub"
+
+
+def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):
+    """The work runs in a forked process: its answer comes back; an abort (as a runtime
+    that crashes with ETDump on would) or a hang past the budget is "not localized", and
+    this process, the test's, lives on."""
+    import os
+    import time
+
+    from etsuite.backends.harness.case import localize
+
+    assert localize.contained(lambda: {"localized": True, "node": "sin"}, 5.0) == \
+        {"localized": True, "node": "sin"}
+    crashed = localize.contained(lambda: os.abort(), 5.0)
+    assert crashed["localized"] is False
+    assert crashed["reason"] == "not localized: the localization run was killed by SIGABRT"
+    monkeypatch.setattr(localize, "GRACE_SECONDS", 0.2)
+    started = time.monotonic()
+    hung = localize.contained(lambda: time.sleep(30) or {}, 0.1)
+    assert time.monotonic() - started < 5
+    assert hung["reason"] == "not localized: budget of 0.1 s spent (stopped)"

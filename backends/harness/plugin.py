@@ -101,7 +101,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "output leaves the flow's rule): for failures no [[fail]] entry "
                          "declares (default), for all, or off")
     group.addoption("--localize-budget", type=_seconds_arg, default=60.0, metavar="SECONDS",
-                    help="the most one failure's localization may take (default 60)")
+                    help="the most localization may take in one test, its subtests together "
+                         "(default 60)")
     declared.addoption(group)
     isolation.addoption(group, parser)
     recording.addoption(group)

@@ -10,7 +10,9 @@ lowering pass, so a pass that broke the graph is blamed, not agreed with.
 
 A delegate is one opaque row: a failing delegate call is reported as "inside delegate
 <backend id>" with the exported nodes it covers (bisection inside it is a later step).
-Never raises: what cannot be localized says why ("not localized: ...").
+Never raises, and never ends the test: `contained` runs the work in a forked process,
+so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
+"not localized: ..." and the subtest keeps the status it had.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.utils._pytree as pytree
@@ -147,6 +151,51 @@ class Target:
 def not_localized(why: str, started: float, compared: int = 0) -> dict:
     return {"method": METHOD, "localized": False, "reason": f"not localized: {why}",
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
+
+
+# A forked localization that has not answered this long after its budget is killed.
+GRACE_SECONDS = 5.0
+
+
+def contained(work: Callable[[], dict], budget: float) -> dict:
+    """`work()` in a forked child, its answer back as JSON: a crash (a signal) or no answer
+    within the budget and a grace is "not localized", never the test's own crash."""
+    started = time.monotonic()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer, then leave without running the parent's exit code
+        os.close(read_end)
+        try:
+            answer = json.dumps(work(), default=str).encode()
+        except BaseException as error:  # noqa: BLE001 - the child must exit either way
+            answer = json.dumps(not_localized(f"{type(error).__name__}: {error}",
+                                              started)).encode()
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(answer)
+        os._exit(0)
+    os.close(write_end)
+    chunks = []
+    deadline = started + budget + GRACE_SECONDS
+    with os.fdopen(read_end, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([pipe], [], [], max(left, 0))
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return not_localized(f"budget of {budget:g} s spent (stopped)", started)
+            chunk = os.read(pipe.fileno(), 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        return not_localized(f"the localization run was killed by {name}", started)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return not_localized("the localization run gave no answer", started)
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,

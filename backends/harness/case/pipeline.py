@@ -411,7 +411,9 @@ class OneCall(_SingleMethod):
                                           time.monotonic())
         target = localize.Target(executorch_program.buffer, exported, edge.exported_program(),
                                  lineage, localize.ProgramMaps.of(executorch_program))
-        return localize.localize(target, runtime, found.replay.inputs, rules, budget)
+        inputs = found.replay.inputs
+        return localize.contained(
+            lambda: localize.localize(target, runtime, inputs, rules, budget), budget)
 
 
 @dataclass

@@ -65,9 +65,10 @@ LOCALIZE_MODES = ("off", "undeclared", "all")
 
 @dataclass(frozen=True)
 class LocalizePolicy:
-    """Which fail_mismatch subtests are localized (--localize) and the seconds each may
-    spend (--localize-budget): by default the failures no [[fail]] entry declares, since a
-    declared one is known already and would pay the cost on every run."""
+    """Which fail_mismatch subtests are localized (--localize) and the seconds a test's
+    subtests may spend on it together (--localize-budget): by default the failures no
+    [[fail]] entry declares, since a declared one is known already and would pay the cost
+    on every run."""
 
     mode: str = "undeclared"
     budget: float = 60.0
@@ -117,9 +118,14 @@ class TestRunner:
 
     def _localize_budget(self) -> float | None:
         """This case's localization budget (None: not localized), by --localize and
-        whether a [[fail]] entry declares the case."""
+        whether a [[fail]] entry declares the case. The test's subtests share one budget,
+        so localizing cannot push a test past its time limit by more than that."""
         declared = self.flow.expectations.failure(self.flow.name, self._case()) is not None
-        return self.localize.budget_for(declared)
+        budget = self.localize.budget_for(declared)
+        if budget is None:
+            return None
+        spent = sum((r.localization or {}).get("seconds", 0.0) for r in self.records)
+        return max(budget - spent, 0.0)
 
     def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
         """Run a failing subtest's program again in this process: once on the same inputs
