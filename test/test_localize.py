@@ -114,6 +114,17 @@ def test_a_swapped_op_is_localized_to_its_node(project, run_suite):
     declared = one(run, "test_wave[sin_as_cos_declared]")
     assert declared["status"] == "xfail" and declared["localization"] is None
 
+    # The summary groups localized failures by the op they start at, per flow.
+    from etsuite.tools import summary
+
+    out = project.path / "summary.md"
+    summary.main([str(run.report_path), "--output", str(out)])
+    text = out.read_text()
+    where = text[text.index("## Where it breaks"):]
+    row = next(line for line in where.splitlines() if "`sin_as_cos`" in line)
+    assert "`aten.sin.default`" in row and "| 1 " in row and "test_cases.py::test_wave" in row
+    assert "breaks at `aten.sin.default (test_cases.py:" in text  # in the failure's block
+
 
 def test_localize_off_leaves_the_field_empty(project, run_suite):
     run = run_suite("--flow", "sin_as_cos", "--seed", "3", "--localize", "off",

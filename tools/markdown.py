@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from etsuite.backends.harness.contract.nodeids import case_id
-from etsuite.backends.harness.contract.record import trim_error
+from etsuite.backends.harness.contract.record import trim_error, where_it_breaks
 from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import classify, tally
 from etsuite.tools.backend_notes import backend_notes
@@ -393,6 +393,28 @@ def signature_section(failures) -> Section:
                    empty="No failures.\n", unit="signatures")
 
 
+def where_section(failures) -> list[Section]:
+    """Localized failures grouped by the op they start at, per flow (--localize); absent
+    when no failure was localized."""
+    groups = tally.by_place(failures)
+    if not groups:
+        return []
+
+    def render(groups):
+        return table(["flow", "where it breaks", "failures", "tests", "example"], [
+            [code(g.key[0]), code(g.key[1]), g.count,
+             ", ".join(f"{n} {suite}" for suite, n in sorted(tally.suites_of(g).items())),
+             code(g.failures[0].result.nodeid)] for g in groups])
+
+    not_localized = sum(1 for f in failures if f.localization and f.place is None)
+    intro = ("The op each localized failure starts at: the first node whose runtime output "
+             "left the flow's rule, or the delegate call that holds it."
+             + (f" {plural(not_localized, 'failure')} could not be localized (the record "
+                f"says why)." if not_localized else ""))
+    return [Section(heading="## Where it breaks\n", intro=intro, items=groups,
+                    render_items=render, unit="places")]
+
+
 def flaky_section(failing) -> list[Section]:
     flaky = [result for result, _ in failing if tally.is_flaky(result)]
     if not flaky:
@@ -478,7 +500,9 @@ def failure_block(number: int, result: TestResult, found, link_from: str = ".") 
     for failure in found:
         subtest = f"subtest {failure.subtest}: " if failure.subtest is not None else ""
         stage = f" at {failure.stage}" if failure.stage else ""
-        lines.append(f"\n{subtest}{failure.status}{stage}\n")
+        place = where_it_breaks(failure.localization)
+        at = f", breaks at {code(place)}" if place else ""
+        lines.append(f"\n{subtest}{failure.status}{stage}{at}\n")
         lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
     lines.append(artifact_links(result, link_from))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
@@ -693,6 +717,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         stage_section(failures),
         signature_section(failures),
     ]
+    sections += where_section(failures)
     sections += flaky_section(failing)
     sections += non_strict_section(merged, order)
     sections.append(failures_section(failing, options.link_from))

@@ -241,16 +241,29 @@ class Failure:
     stage: str | None
     subtest: int | None
     error: str | None
+    localization: dict | None = None   # where it starts (the record's; None: not asked)
 
     @property
     def signature(self) -> str:
         return signature(self.error)
 
+    @property
+    def place(self) -> str | None:
+        """The op (or delegate) the failure was localized to, without its source line
+        (so that failures in different tests group); None: not localized."""
+        found = self.localization
+        if not found or not found.get("localized"):
+            return None
+        if found.get("delegate"):
+            return f"inside delegate {found['delegate']}"
+        return str(found.get("target"))
+
 
 def failures_of(result: TestResult) -> list[Failure]:
     if result.status not in classify.FAILING:
         return []
-    found = [Failure(result, r.status, r.stage, r.subtest, r.error or result.longrepr)
+    found = [Failure(result, r.status, r.stage, r.subtest, r.error or result.longrepr,
+                     r.localization)
              for r in result.records if r.status in classify.FAILING]
     return found or [Failure(result, result.status, result.phase, None, result.longrepr)]
 
@@ -322,6 +335,23 @@ def by_signature(failures: list[Failure]) -> list[Group]:
     """Groups keyed (signature,), most frequent first."""
     groups = _grouped(failures, lambda f: (f.signature,))
     return sorted(groups, key=lambda g: (-g.count, g.key))
+
+
+def by_place(failures: list[Failure]) -> list[Group]:
+    """Localized failures keyed (flow, place), most frequent first: which op breaks how
+    many tests of a flow."""
+    localized = [f for f in failures if f.place is not None]
+    groups = _grouped(localized, lambda f: (f.result.flow or "(no flow)", f.place))
+    return sorted(groups, key=lambda g: (-g.count, g.key))
+
+
+def suites_of(group: Group) -> Counter:
+    """Tests of a group per suite (operators, models, ...), from the records."""
+    suites: dict[str, str] = {}
+    for failure in group.failures:
+        suite = next((r.suite for r in failure.result.records if r.suite), "?")
+        suites[failure.result.nodeid] = suite
+    return Counter(suites.values())
 
 
 # ---------------------------------------------------------------- time and delegation
