@@ -188,8 +188,11 @@ def test_the_budget_is_respected():
     assert found["seconds"] < 30
 
 
-def test_a_failing_delegate_is_named_with_its_boundary():
+def test_a_failing_delegate_is_split_one_node_per_call_to_name_the_node():
+    """XNNPACK takes add, tanh, mul and sub as one delegate call, which ETDump sees as one
+    row; lowered again one node per call, the swapped tanh is the first call off the rule."""
     from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.harness.contract.record import where_it_breaks
     from etsuite.backends.xnnpack.flows import XNNPACK
 
     outcome = run_pipeline(Waves(), (torch.randn(2, 5), torch.randn(2, 5)),
@@ -197,8 +200,32 @@ def test_a_failing_delegate_is_named_with_its_boundary():
     assert outcome.status.value == "fail_mismatch"
     found = outcome.localization
     assert found["localized"] is True and found["delegate"] == "XnnpackBackend", found
-    assert found["node"] is None and found["boundary"]["nodes"] >= 3
-    assert found["boundary"]["first"] == "add" and found["boundary"]["last"] == "sub"
+    assert found["method"] == "intermediates, one node per delegate call"
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default")
+    assert found["boundary"]["nodes"] == 1
+    within = found["within"]
+    assert within["nodes"] >= 3 and (within["first"], within["last"]) == ("add", "sub")
+    assert where_it_breaks(found).startswith("aten.tanh.default (")
+    assert where_it_breaks(found).endswith(" inside delegate XnnpackBackend")
+
+
+def test_a_delegate_that_cannot_be_split_is_named_with_its_boundary(monkeypatch):
+    from etsuite.backends.harness.case import localize
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.xnnpack.flows import XNNPACK
+
+    def refuse(inner):
+        raise RuntimeError("no splitting here")
+
+    monkeypatch.setattr(localize, "one_node_per_partition", refuse)
+    outcome = run_pipeline(Waves(), (torch.randn(2, 5), torch.randn(2, 5)),
+                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_budget=60.0)
+    found = outcome.localization
+    assert found["localized"] is True and found["node"] is None, found
+    assert (found["boundary"]["first"], found["boundary"]["last"]) == ("add", "sub")
+    assert found["inside"].startswith("not localized inside (one node per delegate call): "
+                                      "lowering one node per delegate call failed: "
+                                      "RuntimeError: no splitting here")
 
 
 def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):

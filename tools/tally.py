@@ -254,9 +254,9 @@ class Failure:
         found = self.localization
         if not found or not found.get("localized"):
             return None
-        if found.get("delegate"):
-            return f"inside delegate {found['delegate']}"
-        return str(found.get("target"))
+        if found.get("node"):
+            return str(found.get("target"))
+        return f"inside delegate {found.get('delegate')}"
 
 
 def failures_of(result: TestResult) -> list[Failure]:

@@ -8,8 +8,12 @@ edge node -> the `from_node` provenance back to the exported graph), and judged 
 flow's rule for its dtype (`compare_outputs`). The reference is the program before any
 lowering pass, so a pass that broke the graph is blamed, not agreed with.
 
-A delegate is one opaque row: a failing delegate call is reported as "inside delegate
-<backend id>" with the exported nodes it covers (bisection inside it is a later step).
+A delegate is one opaque row. When a delegate call is the first to leave the rule, the
+program is lowered again with the partitioner's choice split one node per delegate call
+(`one_node_per_partition`): every delegated node's output is then a delegate call's output,
+which ETDump logs, so the first one off the rule is that node ("one node per delegate
+call"). When that lowering fails or no longer fails the rule, the record names the
+delegate call and the exported nodes it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
 so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
 "not localized: ..." and the subtest keeps the status it had.
@@ -148,6 +152,50 @@ class Target:
     maps: ProgramMaps
 
 
+def one_node_per_partition(inner):
+    """A partitioner that delegates what `inner` delegates, one node per partition: each
+    delegated op becomes its own delegate call. A getitem goes with the node it reads;
+    a tagged constant (a weight) with the first node that uses it, or stays outside.
+    (Made on first use: executorch is imported only once a program is lowered.)"""
+    import operator
+
+    from executorch.exir.backend.partitioner import Partitioner, PartitionResult
+
+    class OneNodePerPartition(Partitioner):
+        def __init__(self):
+            super().__init__(getattr(inner, "spec", {}))
+
+        def ops_to_not_decompose(self, ep):
+            return inner.ops_to_not_decompose(ep)
+
+        def partition(self, exported_program):
+            result = inner.partition(exported_program)
+            graph = result.tagged_exported_program.graph_module.graph
+            tags: dict = {}
+            own: dict = {}
+            for node in graph.nodes:
+                tag = node.meta.get("delegation_tag")
+                if tag is None or node.op != "call_function":
+                    continue
+                if node.target is operator.getitem and node.args[0] in own:
+                    node.meta["delegation_tag"] = own[node] = own[node.args[0]]
+                    continue
+                own[node] = f"{tag}_node{len(tags)}"
+                tags[own[node]] = result.partition_tags[tag]
+                node.meta["delegation_tag"] = own[node]
+            for node in graph.nodes:
+                if node.meta.get("delegation_tag") is not None and node.op != "call_function":
+                    user = next((u for u in node.users if u in own), None)
+                    if user is None:
+                        del node.meta["delegation_tag"]
+                    else:
+                        node.meta["delegation_tag"] = own[user]
+            return PartitionResult(tagged_exported_program=result.tagged_exported_program,
+                                   partition_tags=tags)
+
+    return OneNodePerPartition()
+
+
 def not_localized(why: str, started: float, compared: int = 0) -> dict:
     return {"method": METHOD, "localized": False, "reason": f"not localized: {why}",
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
@@ -196,6 +244,37 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
         return json.loads(b"".join(chunks))
     except ValueError:
         return not_localized("the localization run gave no answer", started)
+
+
+SPLIT = "one node per delegate call"
+
+
+def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
+                  budget: float, split: Callable[[], Target] | None = None) -> dict:
+    """`localize`, then, when a delegate call of several nodes is where it starts, again
+    on the program `split()` lowers one node per delegate call, to name the node."""
+    started = time.monotonic()
+    found = localize(target, runtime, inputs, rules, budget)
+    boundary = found.get("boundary") or {}
+    if not found.get("localized") or not found.get("delegate") or split is None \
+            or boundary.get("nodes", 0) <= 1:
+        return found
+    try:
+        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started))
+    except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
+        inner = not_localized(f"lowering one node per delegate call failed: "
+                              f"{type(error).__name__}: {error}".splitlines()[0][:300], started)
+    named = inner.get("localized") and inner.get("node") \
+        and (inner.get("boundary") or {}).get("nodes") == 1
+    if not named:
+        why = inner.get("reason") or "the split program failed elsewhere"
+        found["inside"] = why.replace("not localized: ", f"not localized inside ({SPLIT}): ")
+        found["seconds"] = round(time.monotonic() - started, 3)
+        return found
+    inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
+                 compared=found["compared"] + inner["compared"],
+                 seconds=round(time.monotonic() - started, 3))
+    return inner
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
@@ -372,7 +451,7 @@ def _judge_event(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict
 
 def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict,
                     eager: dict, rules: RuleBook | Tolerance) -> dict | None:
-    call = next((c for c in lineage.delegates if c.handles == frozenset(event.handles)), None)
+    call = _call_of(event, lineage)
     if call is None or len(call.output_handles) != len(event.outputs):
         return None
     expected = []
@@ -382,13 +461,31 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
             return None
         expected.append(eager[max(names, key=order.__getitem__)])
     comparison = compare_outputs(expected, event.outputs, rules)
-    inside = sorted({name for h in call.handles for name in lineage.nodes_of_handle.get(h, [])
+    ran = frozenset(event.handles)  # the ops the call ran (its graph may name a neighbour's)
+    inside = sorted({name for h in ran for name in lineage.nodes_of_handle.get(h, [])
                      if name in order}, key=order.__getitem__)
     found = {"delegate": call.backend,
              "boundary": {"first": inside[0] if inside else None,
                           "last": inside[-1] if inside else None, "nodes": len(inside)},
              "node": None, **_statistics(comparison)}
+    computing = [name for name in inside if _namespace(nodes[name]) not in UNJUDGED_NAMESPACES]
+    if len(computing) == 1:  # a call of one op (besides q/dq): that op is the node
+        found.update(_describe(nodes[computing[0]], comparison))
+        found["boundary"]["nodes"] = 1
     return {"matched": comparison.matched, "found": found}
+
+
+def _call_of(event: RuntimeEvent, lineage: Lineage) -> DelegateCall | None:
+    """The delegate call a DELEGATE_CALL event is: the one whose handles are the event's,
+    else the one that holds them and whose outputs are among them (a call's graph may
+    carry the handle of the node that feeds it, so neighbours' handle sets overlap)."""
+    ran = frozenset(event.handles)
+    exact = [c for c in lineage.delegates if c.handles == ran]
+    if exact:
+        return exact[0]
+    holding = [c for c in lineage.delegates if ran <= c.handles
+               and set(c.output_handles) <= ran]
+    return holding[0] if len(holding) == 1 else None
 
 
 def _namespace(node) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import logging
 import os
@@ -316,7 +317,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         if localize_budget is not None:
             timer.on_stage("localize")
             found.localization = calls.localize(exported, edge, executorch_program, lineage,
-                                                runtime, rules, localize_budget, found)
+                                                runtime, rules, localize_budget, found, flow)
     elif flow.delegates and computing_ops(delegated) == 0:
         found.status = Status.PASS_UNDELEGATED
     else:
@@ -402,18 +403,30 @@ class OneCall(_SingleMethod):
             return None
 
     def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
-                 budget: float, found: "PipelineOutcome") -> dict:
+                 budget: float, found: "PipelineOutcome", flow: Flow) -> dict:
         """Where the mismatch starts (case/localize.py); the program ran, so `found` has
-        its replay."""
+        its replay. Inside a delegate, the program lowered one node per delegate call."""
         assert found.replay is not None
         if lineage is None:
             return localize.not_localized("the edge program's provenance could not be read",
                                           time.monotonic())
         target = localize.Target(executorch_program.buffer, exported, edge.exported_program(),
                                  lineage, localize.ProgramMaps.of(executorch_program))
+
+        def split() -> localize.Target:
+            assert flow.partitioners is not None
+            inner = flow.partitioners
+            one_per_call = dataclasses.replace(flow, partitioners=lambda: [
+                localize.one_node_per_partition(p) for p in inner()])
+            split_edge = lower(exported, one_per_call)
+            split_lineage = localize.Lineage.of(split_edge.exported_program(), exported)
+            program = self.serialize(split_edge)
+            return localize.Target(program.buffer, exported, split_edge.exported_program(),
+                                   split_lineage, localize.ProgramMaps.of(program))
+
         inputs = found.replay.inputs
-        return localize.contained(
-            lambda: localize.localize(target, runtime, inputs, rules, budget), budget)
+        return localize.contained(lambda: localize.localize_deep(
+            target, runtime, inputs, rules, budget, split if flow.delegates else None), budget)
 
 
 @dataclass
@@ -452,7 +465,7 @@ class StepCalls(_SingleMethod):
         return None
 
     def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
-                 budget: float, found: "PipelineOutcome") -> dict:
+                 budget: float, found: "PipelineOutcome", flow: Flow) -> dict:
         return localize.not_localized("stateful programs are not localized yet",
                                       time.monotonic())
 

@@ -32,16 +32,17 @@ def error_headline(error: str) -> str:
 
 def where_it_breaks(localization: dict | None) -> str | None:
     """A localized failure in a few words for the console, e.g. `aten.sin.default
-    (model.py:12)` or `inside delegate XnnpackBackend (sin..relu)`; None when it was not
-    localized."""
+    (model.py:12)`, the same with `inside delegate XnnpackBackend`, or, when no node was
+    named, `inside delegate XnnpackBackend (sin..relu)`; None when it was not localized."""
     if not localization or not localization.get("localized"):
         return None
-    if localization.get("delegate"):
-        boundary = localization.get("boundary") or {}
-        return (f"inside delegate {localization['delegate']} "
-                f"({boundary.get('first')}..{boundary.get('last')})")
-    where = localization.get("source") or localization.get("module")
-    return f"{localization.get('target')}" + (f" ({where})" if where else "")
+    delegate = localization.get("delegate")
+    if localization.get("node"):
+        where = localization.get("source") or localization.get("module")
+        return f"{localization.get('target')}" + (f" ({where})" if where else "") \
+            + (f" inside delegate {delegate}" if delegate else "")
+    boundary = localization.get("boundary") or {}
+    return f"inside delegate {delegate} ({boundary.get('first')}..{boundary.get('last')})"
 
 
 def trim_error(text: str, limit: int = ERROR_LIMIT) -> str:
@@ -180,7 +181,9 @@ class Findings:
     # of the user's code, or None), `module` (its module path, or None), `error` (that
     # node's output statistics against its bound, as in `outputs`, plus `margin`); for a
     # delegate call, `delegate` (its backend id) and `boundary` ({first, last, nodes}: the
-    # exported nodes it took); when not, `reason` ("not localized: <why>").
+    # exported nodes it took), and, once the program lowered one node per delegate call
+    # named the node, `within` (the first call's boundary) or else `inside` (why not);
+    # when not localized, `reason` ("not localized: <why>").
     localization: dict | None = None
 
 
