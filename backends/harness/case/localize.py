@@ -154,8 +154,10 @@ class Target:
 
 def one_node_per_partition(inner):
     """A partitioner that delegates what `inner` delegates, one node per partition: each
-    delegated op becomes its own delegate call. A getitem goes with the node it reads;
-    a tagged constant (a weight) with the first node that uses it, or stays outside.
+    delegated op becomes its own delegate call. A getitem goes with the node it reads, a
+    dequantize, or an op on constants only (a weight's), with the op it feeds and a
+    quantize with the op it follows (a quantized pattern stays whole), a tagged constant
+    with the first node that uses it.
     (Made on first use: executorch is imported only once a program is lowered.)"""
     import operator
 
@@ -173,16 +175,32 @@ def one_node_per_partition(inner):
             graph = result.tagged_exported_program.graph_module.graph
             tags: dict = {}
             own: dict = {}
-            for node in graph.nodes:
-                tag = node.meta.get("delegation_tag")
-                if tag is None or node.op != "call_function":
+            tagged = [n for n in graph.nodes
+                      if n.op == "call_function" and n.meta.get("delegation_tag") is not None]
+            weights = _constant_nodes(exported_program)
+            for node in tagged:  # each computing op its own partition
+                if node.target is operator.getitem or _is_qdq(node) or node in weights:
                     continue
-                if node.target is operator.getitem and node.args[0] in own:
-                    node.meta["delegation_tag"] = own[node] = own[node.args[0]]
+                own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}"
+                tags[own[node]] = result.partition_tags[node.meta["delegation_tag"]]
+            for node in tagged:  # q/dq with the op they belong to, a getitem with its source
+                if node in own:
                     continue
-                own[node] = f"{tag}_node{len(tags)}"
-                tags[own[node]] = result.partition_tags[tag]
-                node.meta["delegation_tag"] = own[node]
+                if node in weights or "dequantize" in str(node.target):
+                    near = list(node.users)      # a dequantize or a weight's op: its user
+                else:
+                    near = [node.args[0]] if node.args else []   # a quantize: its producer
+                found = next((own[n] for n in near if n in own), None)
+                if found is None:  # a q/dq between two others' ops: the producer's side
+                    found = next((own[n] for n in (*node.users, *node.all_input_nodes)
+                                  if n in own), None)
+                if found is not None:
+                    own[node] = found
+            for node in tagged:
+                if node in own:
+                    node.meta["delegation_tag"] = own[node]
+                else:
+                    del node.meta["delegation_tag"]
             for node in graph.nodes:
                 if node.meta.get("delegation_tag") is not None and node.op != "call_function":
                     user = next((u for u in node.users if u in own), None)
@@ -194,6 +212,26 @@ def one_node_per_partition(inner):
                                    partition_tags=tags)
 
     return OneNodePerPartition()
+
+
+def _constant_nodes(exported_program) -> set:
+    """The nodes computed from constants only (parameters, buffers, lifted constants): a
+    weight's dequantize or reshape, which a backend wants in the partition of its user."""
+    signature = exported_program.graph_signature
+    constant_names = {*signature.inputs_to_parameters, *signature.inputs_to_buffers,
+                      *signature.inputs_to_lifted_tensor_constants}
+    found: set = set()
+    for node in exported_program.graph.nodes:
+        if node.op == "placeholder" and node.name in constant_names:
+            found.add(node)
+        elif node.op == "call_function" and node.all_input_nodes \
+                and all(n in found for n in node.all_input_nodes):
+            found.add(node)
+    return found
+
+
+def _is_qdq(node) -> bool:
+    return _namespace(node) in UNJUDGED_NAMESPACES
 
 
 def not_localized(why: str, started: float, compared: int = 0) -> dict:
