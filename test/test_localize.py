@@ -108,6 +108,12 @@ def test_a_swapped_op_is_localized_to_its_node(project, run_suite):
     assert found["compared"] == 2  # the mul matched, then the sin failed
     assert 0 < found["seconds"] < 60
     assert f"at aten.sin.default (test_cases.py:{SIN_LINE})" in run.stdout
+    # The sin alone, lowered with the same flow on the values it had, still fails.
+    repro = found["repro"]
+    assert (repro["op"], repro["status"], repro["reproduces"]) == \
+        ("aten.sin.default", "fail_mismatch", True)
+    assert (project.path / repro["folder"] / "repro.py").is_file()
+    assert repro["folder"].startswith("reports/repros/")
 
     # A passing subtest is not localized; a declared failure is not either, by default.
     assert one(run, "test_ramp[sin_as_cos]")["localization"] is None
@@ -124,6 +130,7 @@ def test_a_swapped_op_is_localized_to_its_node(project, run_suite):
     row = next(line for line in where.splitlines() if "`sin_as_cos`" in line)
     assert "`aten.sin.default`" in row and "| 1 " in row and "test_cases.py::test_wave" in row
     assert "breaks at `aten.sin.default (test_cases.py:" in text  # in the failure's block
+    assert "Minimal repro of subtest 0, `aten.sin.default` still fails alone" in text
 
 
 def test_localize_off_leaves_the_field_empty(project, run_suite):
@@ -247,3 +254,59 @@ def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):
     hung = localize.contained(lambda: time.sleep(30) or {}, 0.1)
     assert time.monotonic() - started < 5
     assert hung["reason"] == "not localized: budget of 0.1 s spent (stopped)"
+
+
+class SignedRemainder(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.remainder(x * 3, y)
+
+
+def test_the_localized_op_alone_is_a_repro_that_fails_on_its_own(tmp_path):
+    """Portable's integer remainder follows C's sign rule, eager Python's: localized to the
+    remainder, the op is lowered alone on the values it had (x * 3, y) and still fails,
+    and the folder's script shows it in a fresh process (exit 1 while it reproduces)."""
+    import subprocess
+    import sys
+
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    x, y = torch.tensor([-7, 7, -5, 4]), torch.tensor([3, -3, 2, 3])
+    folder = tmp_path / "repros" / "case" / "subtest0"
+    outcome = run_pipeline(SignedRemainder(), (x, y), PORTABLE, localize_budget=60.0,
+                           repro_to={"folder": str(folder), "test_id": "t.py::t",
+                                     "tox_env": "portable"})
+    assert outcome.status.value == "fail_mismatch", outcome.error
+    found = outcome.localization
+    assert found["localized"] and found["target"] == "aten.remainder.Tensor", found
+    repro = found["repro"]
+    assert repro == {"op": "aten.remainder.Tensor", "status": "fail_mismatch",
+                     "reproduces": True, "folder": str(folder)}
+    saved = torch.load(folder / "inputs.pt")
+    assert saved["target"] == "aten.remainder.Tensor"
+    assert torch.equal(saved["args"][0], x * 3) and torch.equal(saved["args"][1], y)
+    done = subprocess.run([sys.executable, str(folder / "repro.py")], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("fail_mismatch ")
+
+
+def test_an_op_that_passes_alone_says_so():
+    """A repro lowered with a flow that computes it right does not reproduce: the record
+    says the failure needs its context (here the flow's swap applies only to sin)."""
+    from etsuite.backends.harness.case import repro
+
+    class Graph(torch.nn.Module):
+        def forward(self, x):
+            return torch.cos(x)
+
+    exported = torch.export.export(Graph(), (torch.randn(4),))
+    node = next(n for n in exported.graph.nodes if n.op == "call_function")
+    from etsuite.backends.portable.flows import PORTABLE
+
+    values = {"x": torch.randn(4)}
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+
+    found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, run_pipeline)
+    assert found == {"op": "aten.cos.default", "status": "pass", "reproduces": False,
+                     "folder": None}

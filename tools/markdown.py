@@ -492,6 +492,19 @@ def artifact_links(result: TestResult, link_from: str) -> str:
         if links else ""
 
 
+def repro_lines(result: TestResult) -> str:
+    """The minimal repros of a test's localized failures (case/repro.py), if any."""
+    lines = []
+    for record in result.records:
+        repro = (record.localization or {}).get("repro") or {}
+        if repro.get("folder"):
+            alone = "still fails alone" if repro.get("reproduces") else \
+                f"passes alone ({repro.get('status')}): it fails only in its context"
+            lines.append(f"\nMinimal repro of subtest {record.subtest}, {code(repro['op'])} "
+                         f"{alone}:\n" + fenced(f"{repro['folder']}/repro.py", "text"))
+    return "".join(lines)
+
+
 def failure_block(number: int, result: TestResult, found, link_from: str = ".") -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
     flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
@@ -505,6 +518,7 @@ def failure_block(number: int, result: TestResult, found, link_from: str = ".") 
         lines.append(f"\n{subtest}{failure.status}{stage}{at}\n")
         lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
     lines.append(artifact_links(result, link_from))
+    lines.append(repro_lines(result))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
 

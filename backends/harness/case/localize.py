@@ -288,17 +288,19 @@ SPLIT = "one node per delegate call"
 
 
 def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[[], Target] | None = None) -> dict:
+                  budget: float, split: Callable[[], Target] | None = None,
+                  repro: Callable[[Any, dict], dict] | None = None) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
-    found = localize(target, runtime, inputs, rules, budget)
+    found = localize(target, runtime, inputs, rules, budget, repro)
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
             or boundary.get("nodes", 0) <= 1:
         return found
     try:
-        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started))
+        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
+                         repro)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
         inner = not_localized(f"lowering one node per delegate call failed: "
                               f"{type(error).__name__}: {error}".splitlines()[0][:300], started)
@@ -316,9 +318,10 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-             budget: float) -> dict:
+             budget: float, repro: Callable[[Any, dict], dict] | None = None) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
-    execution order whose runtime output fails `rules`, within `budget` seconds."""
+    execution order whose runtime output fails `rules`, within `budget` seconds. With
+    `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
     started = time.monotonic()
     compared = 0
     try:
@@ -342,6 +345,9 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
             if judged["matched"]:
                 continue
             found = judged["found"]
+            if repro is not None and found.get("node"):
+                clock.check("the minimal repro")
+                found["repro"] = _repro(repro, nodes[found["node"]], eager)
             found.update(method=METHOD, localized=True, compared=compared,
                          seconds=round(time.monotonic() - started, 3))
             return found
@@ -351,6 +357,14 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         return not_localized(text, started, compared)
+
+
+def _repro(repro: Callable[[Any, dict], dict], node, eager: dict) -> dict:
+    try:
+        return repro(node, eager)
+    except Exception as error:  # noqa: BLE001 - the localization stands without it
+        return {"op": str(node.target), "reproduces": None,
+                "error": f"{type(error).__name__}: {error}".splitlines()[0][:300]}
 
 
 @dataclass
@@ -384,7 +398,7 @@ def eager_intermediates(exported, inputs: list) -> dict:
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node):
             value = super().run_node(node)
-            if node.op == "call_function":
+            if node.op in ("call_function", "placeholder"):
                 values[node.name] = value
             return value
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import torch
 
-from etsuite.backends.harness.case import localize, speedups
+from etsuite.backends.harness.case import localize, repro, speedups
 from etsuite.backends.harness.case.delegation import (
     computing_ops,
     count_delegation,
@@ -158,14 +158,17 @@ def run_pipeline(
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
     localize_budget: float | None = None,
+    repro_to: dict | None = None,
 ) -> PipelineOutcome:
     """Run one subtest; return what the pipeline found (see `PipelineOutcome`). Never
     raises for a failure of the model or the backend: that is what the record is for.
     `run_inputs` (default: `inputs`) are what the program and eager run on for the
     comparison; `inputs` trace the export and calibrate quantization. With
-    `localize_budget` (seconds), a fail_mismatch is localized (case/localize.py)."""
+    `localize_budget` (seconds), a fail_mismatch is localized (case/localize.py) and the
+    op it starts at is tried alone (case/repro.py); `repro_to` ({folder, test_id, tox_env})
+    says where that minimal repro is written."""
     inputs = tuple(inputs)
-    calls = OneCall(inputs if run_inputs is None else tuple(run_inputs))
+    calls = OneCall(inputs if run_inputs is None else tuple(run_inputs), repro_to)
     return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage,
                 localize_budget)
 
@@ -379,6 +382,7 @@ class OneCall(_SingleMethod):
     """A stateless subtest: the program is called once, on `inputs`."""
 
     inputs: tuple
+    repro_to: dict | None = None
 
     def reference(self, model):
         return model(*self.inputs)
@@ -424,9 +428,17 @@ class OneCall(_SingleMethod):
             return localize.Target(program.buffer, exported, split_edge.exported_program(),
                                    split_lineage, localize.ProgramMaps.of(program))
 
+        def alone(node, values: dict) -> dict:
+            """The op lowered by itself on its captured inputs, written where asked."""
+            where = self.repro_to or {}
+            context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
+            return repro.reproduce(node, values, flow, Status.FAIL_MISMATCH.value,
+                                   where.get("folder"), context, run_pipeline)
+
         inputs = found.replay.inputs
         return localize.contained(lambda: localize.localize_deep(
-            target, runtime, inputs, rules, budget, split if flow.delegates else None), budget)
+            target, runtime, inputs, rules, budget, split if flow.delegates else None, alone),
+            budget)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -61,6 +62,8 @@ def random_like(inputs) -> tuple:
 
 
 LOCALIZE_MODES = ("off", "undeclared", "all")
+# Where minimal repros of localized mismatches are written, relative to where pytest runs.
+REPROS = os.path.join("reports", "repros")
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,14 @@ class TestRunner:
         spent = sum((r.localization or {}).get("seconds", 0.0) for r in self.records)
         return max(budget - spent, 0.0)
 
+    def _repro_to(self, subtest: int) -> dict:
+        """Where a localized mismatch's minimal repro goes (case/repro.py), beside the
+        reports: reports/repros/<test>/subtest<N>."""
+        from etsuite.backends.harness.artifacts import safe_name
+
+        folder = os.path.join(REPROS, safe_name(self.context.test_id), f"subtest{subtest}")
+        return {"folder": folder, "test_id": self.context.test_id, "tox_env": self.flow.backend}
+
     def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
         """Run a failing subtest's program again in this process: once on the same inputs
         and once on other inputs of the same shapes (a seed derived from the case and the
@@ -161,7 +172,7 @@ class TestRunner:
         outcome = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
             tolerance=self.rules(atol, rtol), run_inputs=run_inputs,
-            localize_budget=self._localize_budget(),
+            localize_budget=self._localize_budget(), repro_to=self._repro_to(subtest),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
         )

@@ -183,7 +183,9 @@ class Findings:
     # delegate call, `delegate` (its backend id) and `boundary` ({first, last, nodes}: the
     # exported nodes it took), and, once the program lowered one node per delegate call
     # named the node, `within` (the first call's boundary) or else `inside` (why not);
-    # when not localized, `reason` ("not localized: <why>").
+    # when not localized, `reason` ("not localized: <why>"). With a node named, `repro`:
+    # that op lowered alone on its captured inputs (case/repro.py): {op, status,
+    # reproduces, folder (reports/repros/..., None past the cap)}.
     localization: dict | None = None
 
 

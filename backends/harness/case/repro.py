@@ -1,0 +1,134 @@
+"""The smallest program that still fails: the one op a mismatch was localized to
+(case/localize.py), with the inputs it had in the failing run, lowered alone with the
+same flow. The harness runs it once and records whether it reproduces, and writes a
+folder a backend author can run on its own:
+
+    inputs.pt   the op's name, its arguments with their captured values
+    repro.py    lowers and runs the op alone with the flow; exits 1 when it still fails
+
+An op that passes alone fails only in its context (its neighbours, the partitioning, a
+quantizer's calibration over the whole model): the record says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable
+
+import torch
+import torch.utils._pytree as pytree
+
+# The repro folders of a run, together, stay under this many bytes; past it, none is written.
+CAP_BYTES = 64 * 2**20
+INPUTS = "inputs.pt"
+SCRIPT = "repro.py"
+
+SCRIPT_TEXT = '''"""Lowers {target} alone with flow {flow} on the inputs it had when
+{test_id} failed ({where}). Run it with the flow's environment, e.g.
+    .tox/{tox_env}/bin/python {script}
+It prints the status and exits 1 while the failure reproduces."""
+
+import os
+import sys
+
+import torch
+
+from etsuite.backends.harness.case.pipeline import run_pipeline
+from etsuite.backends.harness.case.repro import OneOp
+from etsuite.backends.harness.flows.registry import builtin_flows
+
+saved = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "{inputs}"))
+flows = {{flow.name: flow for flow in builtin_flows()}}
+if "{flow}" not in flows:
+    sys.exit("flow {flow} is not one of this repository's flows (a conftest's?)")
+module, tensors = OneOp.from_saved(saved)
+outcome = run_pipeline(module, tensors, flows["{flow}"])
+print(outcome.status.value, outcome.error or outcome.margin or "")
+sys.exit(1 if outcome.status.value == "{status}" else 0)
+'''
+
+
+def resolve(name: str):
+    """`aten.sin.default` -> torch.ops.aten.sin.default."""
+    return functools.reduce(getattr, name.split("."), torch.ops)
+
+
+class OneOp(torch.nn.Module):
+    """A module that calls one op: its tensor arguments are the module's inputs, the rest
+    (sizes, dims, flags) stay as they were in the graph."""
+
+    def __init__(self, target: str, args: tuple, kwargs: dict):
+        super().__init__()
+        self.target = target
+        leaves, self.spec = pytree.tree_flatten((args, kwargs))
+        self.constants = [None if isinstance(v, torch.Tensor) else v for v in leaves]
+
+    @classmethod
+    def from_saved(cls, saved: dict) -> tuple["OneOp", tuple]:
+        module = cls(saved["target"], saved["args"], saved["kwargs"])
+        leaves, _ = pytree.tree_flatten((saved["args"], saved["kwargs"]))
+        return module, tuple(v for v in leaves if isinstance(v, torch.Tensor))
+
+    def forward(self, *tensors):
+        given = iter(tensors)
+        leaves = [next(given) if value is None else value for value in self.constants]
+        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return resolve(self.target)(*args, **kwargs)
+
+
+def op_call(node, values: dict) -> tuple[tuple, dict]:
+    """The node's arguments with each input node replaced by its value in the run."""
+    def value_of(arg):
+        if isinstance(arg, torch.fx.Node):
+            if arg.name not in values:
+                raise KeyError(f"no captured value for {arg.name}")
+            return values[arg.name]
+        return arg
+
+    return pytree.tree_map(value_of, tuple(node.args)), pytree.tree_map(value_of, dict(node.kwargs))
+
+
+def reproduce(node, values: dict, flow, status: str, folder: str | None,
+              context: dict, run_pipeline: Callable) -> dict:
+    """Lower and run the op alone with `flow`; the record's `repro`: whether it still ends
+    `status`, what it ended, and the folder written (None when not asked for or past the
+    cap). `context`: test_id and tox_env, for the script's docstring. `run_pipeline` is
+    the pipeline's own (passed in: the pipeline calls this module)."""
+    from etsuite.backends.harness.case.localize import source_location
+
+    target = str(node.target)
+    args, kwargs = op_call(node, values)
+    module = OneOp(target, args, kwargs)
+    _, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
+    outcome = run_pipeline(module, tensors, flow)
+    ended = outcome.status.value if outcome.status is not None else "unknown"
+    found: dict[str, Any] = {"op": target, "status": ended, "reproduces": ended == status,
+                             "folder": None}
+    if folder is not None:
+        where = source_location(node.meta.get("stack_trace")) or node.name
+        found["folder"] = _write(folder, target, args, kwargs, flow.name, status,
+                                 {**context, "where": where})
+    return found
+
+
+def _write(folder: str, target: str, args, kwargs, flow: str, status: str,
+           context: dict) -> str | None:
+    root = os.path.dirname(os.path.dirname(folder))
+    if _size(root) > CAP_BYTES:
+        return None
+    os.makedirs(folder, exist_ok=True)
+    torch.save({"target": target, "args": args, "kwargs": kwargs},
+               os.path.join(folder, INPUTS))
+    script = os.path.join(folder, SCRIPT)
+    with open(script, "w", encoding="utf-8") as handle:
+        handle.write(SCRIPT_TEXT.format(target=target, flow=flow, status=status,
+                                         inputs=INPUTS, script=script, **context))
+    return folder
+
+
+def _size(root: str) -> int:
+    total = 0
+    for base, _, names in os.walk(root):
+        total += sum(os.path.getsize(os.path.join(base, name)) for name in names)
+    return total
