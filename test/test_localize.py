@@ -310,3 +310,14 @@ def test_an_op_that_passes_alone_says_so():
     found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, run_pipeline)
     assert found == {"op": "aten.cos.default", "status": "pass", "reproduces": False,
                      "folder": None}
+
+    # An op that cannot be run alone says nothing either way.
+    def broken_pipeline(*args, **kwargs):
+        from etsuite.backends.harness.case.pipeline import PipelineOutcome
+        from etsuite.backends.harness.contract.statuses import Status
+
+        return PipelineOutcome(status=Status.SKIP_INVALID, error="export failed: why\nmore")
+
+    found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, broken_pipeline)
+    assert found["reproduces"] is None and found["status"] == "skip_invalid"
+    assert found["error"] == "export failed: why"

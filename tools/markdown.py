@@ -498,8 +498,10 @@ def repro_lines(result: TestResult) -> str:
     for record in result.records:
         repro = (record.localization or {}).get("repro") or {}
         if repro.get("folder"):
-            alone = "still fails alone" if repro.get("reproduces") else \
-                f"passes alone ({repro.get('status')}): it fails only in its context"
+            reproduces = repro.get("reproduces")
+            alone = "still fails alone" if reproduces is True else \
+                f"passes alone ({repro.get('status')}): it fails only in its context" \
+                if reproduces is False else f"could not be run alone ({repro.get('status')})"
             lines.append(f"\nMinimal repro of subtest {record.subtest}, {code(repro['op'])} "
                          f"{alone}:\n" + fenced(f"{repro['folder']}/repro.py", "text"))
     return "".join(lines)

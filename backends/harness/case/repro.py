@@ -19,6 +19,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+PASSING = ("pass", "pass_undelegated")
 # The repro folders of a run, together, stay under this many bytes; past it, none is written.
 CAP_BYTES = 64 * 2**20
 INPUTS = "inputs.pt"
@@ -103,8 +104,13 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
     _, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
     outcome = run_pipeline(module, tensors, flow)
     ended = outcome.status.value if outcome.status is not None else "unknown"
-    found: dict[str, Any] = {"op": target, "status": ended, "reproduces": ended == status,
+    # True: it still fails so; False: it passes alone; None: the op alone ended otherwise
+    # (its export or lowering failed), which says nothing either way.
+    reproduces = True if ended == status else False if ended in PASSING else None
+    found: dict[str, Any] = {"op": target, "status": ended, "reproduces": reproduces,
                              "folder": None}
+    if outcome.error and reproduces is None:
+        found["error"] = outcome.error.splitlines()[0][:300]
     if folder is not None:
         where = source_location(node.meta.get("stack_trace")) or node.name
         found["folder"] = _write(folder, target, args, kwargs, flow.name, status,

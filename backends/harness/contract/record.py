@@ -185,7 +185,8 @@ class Findings:
     # named the node, `within` (the first call's boundary) or else `inside` (why not);
     # when not localized, `reason` ("not localized: <why>"). With a node named, `repro`:
     # that op lowered alone on its captured inputs (case/repro.py): {op, status,
-    # reproduces, folder (reports/repros/..., None past the cap)}.
+    # reproduces (None: the op alone could not be exported or lowered), folder
+    # (reports/repros/..., None past the cap)}.
     localization: dict | None = None
 
 
