@@ -278,8 +278,6 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.delegated_precision = precisions.pop() if len(precisions) == 1 \
             else "mixed" if precisions else None
     calls.describe_program(programs, found)
-    # Taken before serializing, which rewrites the edge graph in place.
-    lineage = calls.lineage(edge, exported) if localize_budget is not None else None
     executorch_program = timer.run("serialize", lambda: calls.serialize(edge))
     found.pte_size = len(executorch_program.buffer)
     program = LoweredProgram(
@@ -319,8 +317,8 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
             Status.FAIL_MISMATCH, "compare", comparison.message
         if localize_budget is not None:
             timer.on_stage("localize")
-            found.localization = calls.localize(exported, edge, executorch_program, lineage,
-                                                runtime, rules, localize_budget, found, flow)
+            found.localization = calls.localize(exported, runtime, rules, localize_budget,
+                                                found, flow)
     elif flow.delegates and computing_ops(delegated) == 0:
         found.status = Status.PASS_UNDELEGATED
     else:
@@ -400,33 +398,26 @@ class OneCall(_SingleMethod):
     def judge(self, expected, actual, rules, found: "PipelineOutcome"):
         return compare_outputs(expected, actual, rules)
 
-    def lineage(self, edge, exported) -> "localize.Lineage | None":
-        try:
-            return localize.Lineage.of(edge.exported_program(), exported)
-        except Exception:  # noqa: BLE001 - localizing must never change a verdict
-            return None
-
-    def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
-                 budget: float, found: "PipelineOutcome", flow: Flow) -> dict:
-        """Where the mismatch starts (case/localize.py); the program ran, so `found` has
-        its replay. Inside a delegate, the program lowered one node per delegate call."""
+    def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
+                 flow: Flow) -> dict:
+        """Where the mismatch starts (case/localize.py), in a forked process: the program is
+        lowered there again, so a subtest that passes pays nothing for it (serializing
+        rewrites the edge graph in place, so its provenance must be read before). Inside a
+        delegate, the same with the partitioner's choice one node per delegate call."""
         assert found.replay is not None
-        if lineage is None:
-            return localize.not_localized("the edge program's provenance could not be read",
-                                          time.monotonic())
-        target = localize.Target(executorch_program.buffer, exported, edge.exported_program(),
-                                 lineage, localize.ProgramMaps.of(executorch_program))
+
+        def lowered(recipe: Flow) -> localize.Target:
+            edge = lower(exported, recipe)
+            lineage = localize.Lineage.of(edge.exported_program(), exported)
+            program = self.serialize(edge)
+            return localize.Target(program.buffer, exported, edge.exported_program(),
+                                   lineage, localize.ProgramMaps.of(program))
 
         def split() -> localize.Target:
             assert flow.partitioners is not None
             inner = flow.partitioners
-            one_per_call = dataclasses.replace(flow, partitioners=lambda: [
-                localize.one_node_per_partition(p) for p in inner()])
-            split_edge = lower(exported, one_per_call)
-            split_lineage = localize.Lineage.of(split_edge.exported_program(), exported)
-            program = self.serialize(split_edge)
-            return localize.Target(program.buffer, exported, split_edge.exported_program(),
-                                   split_lineage, localize.ProgramMaps.of(program))
+            return lowered(dataclasses.replace(flow, partitioners=lambda: [
+                localize.one_node_per_partition(p) for p in inner()]))
 
         def alone(node, values: dict) -> dict:
             """The op lowered by itself on its captured inputs, written where asked."""
@@ -437,8 +428,8 @@ class OneCall(_SingleMethod):
 
         inputs = found.replay.inputs
         return localize.contained(lambda: localize.localize_deep(
-            target, runtime, inputs, rules, budget, split if flow.delegates else None, alone),
-            budget)
+            lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
+            alone), budget)
 
 
 @dataclass
@@ -473,11 +464,8 @@ class StepCalls(_SingleMethod):
     def replay(self, program, runtime, rules, expected) -> None:
         return None
 
-    def lineage(self, edge, exported) -> None:
-        return None
-
-    def localize(self, exported, edge, executorch_program, lineage, runtime, rules,
-                 budget: float, found: "PipelineOutcome", flow: Flow) -> dict:
+    def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
+                 flow: Flow) -> dict:
         return localize.not_localized("stateful programs are not localized yet",
                                       time.monotonic())
 

@@ -100,8 +100,7 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
 
     target = str(node.target)
     args, kwargs = op_call(node, values)
-    module = OneOp(target, args, kwargs)
-    _, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
+    module, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
     outcome = run_pipeline(module, tensors, flow)
     ended = outcome.status.value if outcome.status is not None else "unknown"
     # True: it still fails so; False: it passes alone; None: the op alone ended otherwise
