@@ -545,6 +545,12 @@ def _namespace(node) -> str:
 
 
 def _describe(node, comparison) -> dict:
+    return {**describe(node), **_statistics(comparison)}
+
+
+def describe(node) -> dict:
+    """A node as the record names it: name, op, input shapes and dtypes, where it came
+    from in the user's code."""
     inputs = []
     for value in pytree.tree_leaves((node.args, node.kwargs)):
         fake = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
@@ -553,8 +559,7 @@ def _describe(node, comparison) -> dict:
                            "dtype": str(fake.dtype).removeprefix("torch.")})
     return {"node": node.name, "target": str(node.target), "inputs": inputs,
             "source": source_location(node.meta.get("stack_trace")),
-            "module": module_path(node.meta.get("nn_module_stack")),
-            **_statistics(comparison)}
+            "module": module_path(node.meta.get("nn_module_stack"))}
 
 
 def _statistics(comparison) -> dict:

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
+import torch.utils._pytree as pytree
 
-from etsuite.backends.harness.case import localize, repro, speedups
+from etsuite.backends.harness.case import bisection, localize, repro, speedups
 from etsuite.backends.harness.case.delegation import (
     computing_ops,
     count_delegation,
@@ -223,6 +224,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
          localize_budget: float | None = None) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage)
+    exported = None
     try:
         with torch.no_grad():
             expected = timer.run("eager", lambda: calls.reference(model))
@@ -240,6 +242,11 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
         outcome.status = STAGE_FAILURE[failure.stage]
+    if localize_budget is not None and exported is not None and outcome.status is not None \
+            and outcome.status.value in bisection.STAGES.values():
+        on_stage("localize")
+        outcome.localization = calls.localize_stage(exported, flow, outcome.status.value,
+                                                    localize_budget)
     return outcome
 
 
@@ -419,17 +426,26 @@ class OneCall(_SingleMethod):
             return lowered(dataclasses.replace(flow, partitioners=lambda: [
                 localize.one_node_per_partition(p) for p in inner()]))
 
-        def alone(node, values: dict) -> dict:
-            """The op lowered by itself on its captured inputs, written where asked."""
-            where = self.repro_to or {}
-            context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
-            return repro.reproduce(node, values, flow, Status.FAIL_MISMATCH.value,
-                                   where.get("folder"), context, run_pipeline)
-
         inputs = found.replay.inputs
+        alone = self._alone(flow, Status.FAIL_MISMATCH.value)
         return localize.contained(lambda: localize.localize_deep(
             lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
             alone), budget)
+
+    def localize_stage(self, exported, flow: Flow, status: str, budget: float) -> dict:
+        """Where a stage failure starts (case/bisection.py), in a forked process."""
+        inputs = tuple(pytree.tree_leaves(self.inputs))
+        alone = self._alone(flow, status)
+        return localize.contained(lambda: bisection.localize_stage(
+            exported, inputs, flow, status, budget, run_pipeline, alone), budget)
+
+    def _alone(self, flow: Flow, status: str) -> Callable[[Any, dict], dict]:
+        """The op lowered by itself on its captured inputs (case/repro.py), its folder
+        written where asked."""
+        where = self.repro_to or {}
+        context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
+        return lambda node, values: repro.reproduce(node, values, flow, status,
+                                                    where.get("folder"), context, run_pipeline)
 
 
 @dataclass
@@ -466,6 +482,10 @@ class StepCalls(_SingleMethod):
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
+        return localize.not_localized("stateful programs are not localized yet",
+                                      time.monotonic())
+
+    def localize_stage(self, exported, flow: Flow, status: str, budget: float) -> dict:
         return localize.not_localized("stateful programs are not localized yet",
                                       time.monotonic())
 

@@ -68,7 +68,7 @@ REPROS = os.path.join("reports", "repros")
 
 @dataclass(frozen=True)
 class LocalizePolicy:
-    """Which fail_mismatch subtests are localized (--localize) and the seconds a test's
+    """Which failing subtests are localized (--localize) and the seconds a test's
     subtests may spend on it together (--localize-budget): by default the failures no
     [[fail]] entry declares, since a declared one is known already and would pay the cost
     on every run."""

@@ -1,0 +1,222 @@
+"""Localizing a stage failure (case/bisection.py) with real export, lowering and
+execution: a lowering exception planted in one node's lowering is blamed on exactly that
+node, on portable (an edge pass) and on XNNPACK (its partitioner), by bisecting over
+prefixes of the graph; a failure no prefix shows is "not localized" with why; the budget
+holds."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from etsuite.backends.harness.case.pipeline import run_pipeline
+
+
+class Chain(torch.nn.Module):
+    """Six computing nodes: mul, add, relu, cos, tanh, sub."""
+
+    def forward(self, x, y):
+        rectified = torch.relu(x * 2 + y)
+        wave = torch.cos(rectified)
+        return torch.tanh(wave) - rectified
+
+
+COS_LINE = "        wave = torch.cos(rectified)"
+
+
+def _inputs():
+    return (torch.randn(3, 4), torch.randn(3, 4))
+
+
+def refusing_cos_flow():
+    """Portable, with an edge pass that raises on a cos: a lowering exception of one node."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from executorch.exir.pass_base import ExportPass
+
+    from etsuite.backends.portable.flows import PORTABLE
+
+    class RefuseCos(ExportPass):
+        def call_operator(self, op, args, kwargs, meta):
+            if op == exir_ops.edge.aten.cos.default:
+                raise RuntimeError("this lowering cannot take cos")
+            return super().call_operator(op, args, kwargs, meta)
+
+    return dataclasses.replace(PORTABLE, name="refuse_cos", transform_passes=lambda: [RefuseCos()])
+
+
+@pytest.mark.slow
+def test_a_lowering_exception_is_bisected_to_its_node(tmp_path):
+    import inspect
+
+    flow = refusing_cos_flow()
+    folder = tmp_path / "repros" / "case" / "subtest0"
+    stages: list[str] = []
+    outcome = run_pipeline(Chain(), _inputs(), flow, localize_budget=60.0, on_stage=stages.append,
+                           repro_to={"folder": str(folder), "test_id": "t.py::t",
+                                     "tox_env": "portable"})
+    assert outcome.status.value == "fail_lower", outcome.error
+    assert stages[-1] == "localize"
+    found = outcome.localization
+    assert found["localized"] is True and found["method"] == "bisection over graph prefixes", found
+    assert (found["node"], found["target"]) == ("cos", "aten.cos.default")
+    assert (found["prefix"], found["of"]) == (4, 6)   # mul, add, relu lower; cos does not
+    assert 2 <= found["attempts"] <= 5                 # the whole graph, then log2(6) halvings
+    line = inspect.getsourcelines(Chain.forward)[1] + 2
+    assert found["source"].endswith(f"test_bisection.py:{line}")
+    assert found["inputs"] == [{"shape": [3, 4], "dtype": "float32"}]
+    # The cos alone, lowered with the same flow, fails the same way; its folder says so.
+    repro = found["repro"]
+    assert (repro["op"], repro["status"], repro["reproduces"]) == \
+        ("aten.cos.default", "fail_lower", True)
+    assert (folder / "repro.py").is_file() and 'status.value == "fail_lower"' in \
+        (folder / "repro.py").read_text()
+    assert 0 < found["seconds"] < 60
+
+
+@pytest.mark.slow
+def test_a_partitioner_that_raises_on_one_node_is_bisected_to_it():
+    """XNNPACK's partitioner, made to raise when it would delegate a tanh: the lowering
+    fails for the whole graph and for every prefix that holds the tanh."""
+    from etsuite.backends.harness.contract.record import where_it_breaks
+    from etsuite.backends.xnnpack.flows import XNNPACK
+
+    def refusing_tanh(inner):
+        class RefuseTanh(type(inner)):
+            def partition(self, exported_program):
+                result = super().partition(exported_program)
+                graph = result.tagged_exported_program.graph_module.graph
+                if any("tanh" in str(n.target) and n.meta.get("delegation_tag")
+                       for n in graph.nodes):
+                    raise RuntimeError("XNNPACK cannot take this tanh")
+                return result
+
+        refusing = RefuseTanh.__new__(RefuseTanh)
+        refusing.__dict__.update(inner.__dict__)
+        return refusing
+
+    inner = XNNPACK.partitioners
+    flow = dataclasses.replace(XNNPACK, name="xnnpack_refusing_tanh",
+                               partitioners=lambda: [refusing_tanh(p) for p in inner()])
+    outcome = run_pipeline(Chain(), _inputs(), flow, localize_budget=60.0)
+    assert outcome.status.value == "fail_lower", outcome.error
+    assert "XNNPACK cannot take this tanh" in outcome.error
+    found = outcome.localization
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default")
+    assert where_it_breaks(found).startswith("aten.tanh.default (")
+    assert found["repro"]["reproduces"] is True
+
+
+@pytest.mark.slow
+def test_a_failure_no_prefix_shows_is_not_localized_and_says_why(monkeypatch):
+    """An attempt that passes where the case failed (here: every attempt) leaves nothing to
+    bisect; the record says so, and the subtest keeps its status."""
+    from etsuite.backends.harness.case import bisection
+
+    monkeypatch.setattr(bisection, "attempt", lambda *args: {"status": "pass"})
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=60.0)
+    assert outcome.status.value == "fail_lower"
+    found = outcome.localization
+    assert found["localized"] is False and found["attempts"] == 1, found
+    assert found["reason"] == ("not localized: the whole graph exported again does not end "
+                               "fail_lower: nothing to bisect")
+
+
+def test_the_stage_bisection_respects_its_budget():
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=1e-6)
+    assert outcome.status.value == "fail_lower"
+    found = outcome.localization
+    assert found["localized"] is False, found
+    assert found["reason"].startswith("not localized: budget of 1e-06 s spent"), found
+    assert found["seconds"] < 30
+
+
+def test_a_crashing_attempt_is_an_answer_not_the_end(monkeypatch):
+    """Each attempt is forked: one that aborts counts as "does not fail the same way" for a
+    fail_lower (and as failing for a fail_crash), and the search goes on."""
+    import os
+
+    from etsuite.backends.harness.case import bisection
+
+    real = bisection.attempt
+
+    def abort_on_small_prefixes(exported, count, *rest):
+        if count <= 2:
+            os.abort()
+        return real(exported, count, *rest)
+
+    monkeypatch.setattr(bisection, "attempt", abort_on_small_prefixes)
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=60.0)
+    found = outcome.localization
+    assert found["localized"] is True and found["node"] == "cos", found
+
+
+def test_stateful_and_other_statuses_are_not_bisected():
+    from etsuite.backends.harness.case import bisection
+
+    exported = torch.export.export(Chain(), _inputs())
+    found = bisection.localize_stage(exported, _inputs(), refusing_cos_flow(), "fail_quantize",
+                                     60.0, run_pipeline)
+    assert found["localized"] is False
+    assert found["reason"] == ("not localized: fail_quantize is not a stage failure that "
+                               "bisection localizes")
+
+
+REFUSING_PASSES = '''
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass
+
+
+class RefuseCos(ExportPass):
+    def call_operator(self, op, args, kwargs, meta):
+        if op == exir_ops.edge.aten.cos.default:
+            raise RuntimeError("this lowering cannot take cos")
+        return super().call_operator(op, args, kwargs, meta)
+'''
+
+CONFTEST = '''
+import dataclasses
+
+from etsuite.backends.portable.flows import PORTABLE
+from refusing_passes import RefuseCos
+
+
+def pytest_etsuite_flows(config):
+    return [dataclasses.replace(PORTABLE, name="refuse_cos", backend="faulty",
+                                transform_passes=lambda: [RefuseCos()])]
+'''
+
+CASES = '''
+import torch
+
+
+class Chain(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(torch.cos(torch.relu(x * 2)))
+
+
+def test_chain(test_runner):
+    test_runner.lower_and_run_model(Chain(), (torch.randn(3, 8),))
+'''
+
+
+@pytest.mark.slow
+def test_the_console_and_summary_name_the_node_a_lowering_failure_starts_at(pytester, run_suite):
+    pytester.makepyfile(refusing_passes=REFUSING_PASSES)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_cases=CASES)
+    run = run_suite("--flow", "refuse_cos", "--seed", "3", "-p", "no:xdist")
+    assert run.report is not None, run.stdout + run.stderr
+    (record,) = run.records("test_chain[refuse_cos]")
+    assert record["status"] == "fail_lower"
+    assert record["localization"]["target"] == "aten.cos.default", record["localization"]
+    line = CASES.lstrip("\n").splitlines().index(
+        "        return torch.tanh(torch.cos(torch.relu(x * 2)))") + 1
+    assert f"subtest 0: fail_lower at aten.cos.default (test_cases.py:{line})" in run.stdout
+
+    from etsuite.tools import summary
+
+    out = pytester.path / "summary.md"
+    summary.main([str(run.report_path), "--output", str(out)])
+    where = out.read_text().split("## Where it breaks", 1)[1]
+    assert "`refuse_cos`" in where and "`aten.cos.default`" in where
