@@ -220,3 +220,27 @@ def test_the_console_and_summary_name_the_node_a_lowering_failure_starts_at(pyte
     summary.main([str(run.report_path), "--output", str(out)])
     where = out.read_text().split("## Where it breaks", 1)[1]
     assert "`refuse_cos`" in where and "`aten.cos.default`" in where
+
+
+class Accumulator(torch.nn.Module):
+    """A stateful program: a buffer updated in place at every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3, 4))
+
+    def forward(self, x):
+        self.total.add_(torch.cos(x * 2))
+        return torch.relu(self.total) + 1
+
+
+@pytest.mark.slow
+def test_a_step_sequence_that_fails_to_lower_is_bisected_on_its_first_step():
+    from etsuite.backends.harness.case.pipeline import run_steps_pipeline
+
+    steps = [(torch.randn(3, 4),), (torch.randn(3, 4),)]
+    outcome = run_steps_pipeline(Accumulator(), steps, refusing_cos_flow(), localize_budget=60.0)
+    assert outcome.status.value == "fail_lower"
+    found = outcome.localization
+    assert found["localized"] is True and found["target"] == "aten.cos.default", found
+    assert found["repro"]["reproduces"] is True

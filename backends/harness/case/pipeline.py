@@ -486,8 +486,14 @@ class StepCalls(_SingleMethod):
                                       time.monotonic())
 
     def localize_stage(self, exported, flow: Flow, status: str, budget: float) -> dict:
-        return localize.not_localized("stateful programs are not localized yet",
-                                      time.monotonic())
+        """A failure before the steps run (lower, serialize, load) needs one program and
+        its first step's inputs: bisected as a one-call program's. A run failure of a
+        step sequence is not bisected yet."""
+        if status == Status.FAIL_RUN.value or isinstance(exported, dict):
+            why = "a step sequence's run failure" if status == Status.FAIL_RUN.value \
+                else "a program of several methods"
+            return localize.not_localized(f"{why} is not bisected yet", time.monotonic())
+        return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget)
 
     def missing(self, runtime) -> str | None:
         if getattr(runtime, "carries_state", True) is False:
