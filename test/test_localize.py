@@ -321,3 +321,38 @@ def test_an_op_that_passes_alone_says_so():
     found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, broken_pipeline)
     assert found["reproduces"] is None and found["status"] == "skip_invalid"
     assert found["error"] == "export failed: why"
+
+
+class QuantizedWave(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.second(torch.tanh(self.first(x)))
+
+
+def test_a_quantized_flow_is_judged_against_the_fake_quantized_graph():
+    """XNNPACK int8 static with tanh lowered as sigmoid: every node is judged against the
+    quantized program run eagerly (its quantize/dequantize ops compute the quantization
+    the recipe asked for), the calls of the split program that end in a quantize are
+    judged dequantized, and the tanh is named inside the delegate, not the linears."""
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+    torch.manual_seed(0)
+    flow = _swapping_flow(XNNPACK_STATIC_INT8_PER_TENSOR, "tanh_as_sigmoid")
+    outcome = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), flow, localize_budget=60.0)
+    assert outcome.status.value == "fail_mismatch", outcome.error
+    found = outcome.localization
+    assert found["localized"] is True, found
+    assert found["method"] == "intermediates, one node per delegate call", found
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default")
+    assert found["reference"] == "fake-quantized exported program, run eagerly"
+    assert found["error"]["rule"] == "int8 static"
+    assert found["compared"] >= 3  # the delegate, then the first linear's call matched
+    assert found["repro"]["reproduces"] is True
+
+    healthy = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), XNNPACK_STATIC_INT8_PER_TENSOR,
+                           localize_budget=60.0)
+    assert healthy.status.value == "pass" and healthy.localization is None

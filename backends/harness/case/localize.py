@@ -60,6 +60,7 @@ class DelegateCall:
     backend: str
     handles: frozenset
     output_handles: list
+    computing: list = field(default_factory=list)  # the exported ops it computes (no q/dq)
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Lineage:
             if node.op == "call_function" \
                     and getattr(node.target, "__name__", "") == "executorch_call_delegate":
                 call, inner = _delegate_call(module, node)
+                call.computing = _computing(inner, graph_id, names)
                 lineage.delegates.append(call)
                 lineage._add(inner, graph_id, names)
         return lineage
@@ -112,6 +114,19 @@ def _exported_ancestors(node, graph_id: int, names: set) -> list[str]:
                 found.append(source.name)
                 break
             source = source.from_node[-1] if source.from_node else None
+    return found
+
+
+def _computing(module, graph_id: int, names: set) -> list[str]:
+    """The exported nodes a delegate's graph computes: the provenance of its ops other than
+    quantize, dequantize and getitem (whose handles a neighbour's op may share)."""
+    import operator
+
+    found: list[str] = []
+    for node in module.graph.nodes:
+        if node.op == "call_function" and node.target is not operator.getitem \
+                and _namespace(node) not in UNJUDGED_NAMESPACES:
+            found += [n for n in _exported_ancestors(node, graph_id, names) if n not in found]
     return found
 
 
@@ -183,7 +198,9 @@ def one_node_per_partition(inner):
                     continue
                 own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}"
                 tags[own[node]] = result.partition_tags[node.meta["delegation_tag"]]
-            for node in tagged:  # q/dq with the op they belong to, a getitem with its source
+            # q/dq with the op they belong to, a getitem with its source; twice, so that
+            # a quantize whose partition is its dequantize's finds it the second time
+            for node in [*tagged, *tagged]:
                 if node in own:
                     continue
                 if node in weights or "dequantize" in str(node.target):
@@ -349,6 +366,7 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                 clock.check("the minimal repro")
                 found["repro"] = _repro(repro, nodes[found["node"]], eager)
             found.update(method=METHOD, localized=True, compared=compared,
+                         reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
             return found
         raise NotLocalized(f"all {compared} compared intermediates are within the rule")
@@ -357,6 +375,16 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         return not_localized(text, started, compared)
+
+
+def _reference(exported) -> str:
+    """What each node was judged against: a quantized flow's exported program holds its
+    quantize and dequantize ops, so run eagerly it is the fake-quantized model, and a node
+    is blamed for the backend's error, not for the quantization the recipe asked for."""
+    quantized = any(n.op == "call_function" and _namespace(n) in UNJUDGED_NAMESPACES
+                    for n in exported.graph.nodes)
+    return "fake-quantized exported program, run eagerly" if quantized \
+        else "exported program, run eagerly"
 
 
 def _repro(repro: Callable[[Any, dict], dict], node, eager: dict) -> dict:
@@ -506,13 +534,22 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
     call = _call_of(event, lineage)
     if call is None or len(call.output_handles) != len(event.outputs):
         return None
-    expected = []
-    for handle in call.output_handles:
+    expected, actual = [], []
+    for handle, output in zip(call.output_handles, event.outputs, strict=True):
         names = [n for n in lineage.nodes_of_handle.get(handle, []) if n in eager]
         if not names:
             return None
-        expected.append(eager[max(names, key=order.__getitem__)])
-    comparison = compare_outputs(expected, event.outputs, rules)
+        node = nodes[_output_node(names, output, eager, order)]
+        value = eager[node.name]
+        if _is_quantize(node) and isinstance(output, torch.Tensor) \
+                and not output.is_floating_point():
+            # A call that ends in a quantize (one node per call of a quantized graph)
+            # returns integers: both sides dequantized with that quantize's parameters are
+            # what the flow's rule judges (in steps of the quantized range).
+            value, output = _dequantized(node, value, eager), _dequantized(node, output, eager)
+        expected.append(value)
+        actual.append(output)
+    comparison = compare_outputs(expected, actual, rules)
     ran = frozenset(event.handles)  # the ops the call ran (its graph may name a neighbour's)
     inside = sorted({name for h in ran for name in lineage.nodes_of_handle.get(h, [])
                      if name in order}, key=order.__getitem__)
@@ -520,11 +557,34 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
              "boundary": {"first": inside[0] if inside else None,
                           "last": inside[-1] if inside else None, "nodes": len(inside)},
              "node": None, **_statistics(comparison)}
-    computing = [name for name in inside if _namespace(nodes[name]) not in UNJUDGED_NAMESPACES]
+    computing = [name for name in call.computing if name in nodes]
     if len(computing) == 1:  # a call of one op (besides q/dq): that op is the node
         found.update(_describe(nodes[computing[0]], comparison))
-        found["boundary"]["nodes"] = 1
+        found["boundary"] = {"first": computing[0], "last": computing[0], "nodes": 1}
     return {"matched": comparison.matched, "found": found}
+
+
+def _output_node(names: list, output, eager: dict, order: dict) -> str:
+    """Of the exported nodes a delegate output's handle came from (a fused op and its
+    quantize and dequantize share one), the last whose eager value has the output's dtype;
+    the last of all when none has."""
+    dtype = getattr(output, "dtype", None)
+    same = [n for n in names if getattr(eager[n], "dtype", None) == dtype]
+    return max(same or names, key=order.__getitem__)
+
+
+def _is_quantize(node) -> bool:
+    return _namespace(node) in UNJUDGED_NAMESPACES and ".quantize_per" in str(node.target)
+
+
+def _dequantized(quantize, value: torch.Tensor, eager: dict) -> torch.Tensor:
+    """`value` dequantized by the dequantize that mirrors `quantize` (same parameters)."""
+    from etsuite.backends.harness.case.repro import resolve
+
+    dequantize = resolve(str(quantize.target).replace(".quantize_per", ".dequantize_per"))
+    parameters = [eager[a.name] if isinstance(a, torch.fx.Node) else a
+                  for a in quantize.args[1:]]
+    return dequantize(value, *parameters)
 
 
 def _call_of(event: RuntimeEvent, lineage: Lineage) -> DelegateCall | None:
@@ -541,7 +601,9 @@ def _call_of(event: RuntimeEvent, lineage: Lineage) -> DelegateCall | None:
 
 
 def _namespace(node) -> str:
-    return str(node.target).split(".", 1)[0]
+    """`aten`, `quantized_decomposed`, ...: of an ATen op or an edge dialect op alike."""
+    namespace = getattr(node.target, "namespace", None)  # OpOverload and EdgeOpOverload
+    return namespace if isinstance(namespace, str) else str(node.target).split(".", 1)[0]
 
 
 def _describe(node, comparison) -> dict:
