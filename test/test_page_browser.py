@@ -300,6 +300,36 @@ def test_the_seed_policy_is_shown_with_the_seed(verdicts_tab, tab):
         "No passing subtest reached 0.7x of its rule's bound.")
 
 
+
+def test_where_it_breaks_per_flow_with_the_operator_test_one_click_away(browser, tmp_path):
+    """Localized failures (verdict_reports.where_it_breaks) per flow and op; the model
+    failure names the operator test its op also fails, and a click opens that test."""
+    merged = load(vr.where_it_breaks(tmp_path))
+    path = tmp_path / "where.html"
+    path.write_text(page.build(merged), encoding="utf-8")
+    tab = browser.new_page()
+    tab.open(path)
+    assert visible(tab, "where-section")
+    assert texts(tab, ".where-flow h3") == [
+        "on xnnpack (xnnpack)", "on xnnpack_static_int8_per_channel (xnnpack)",
+        "on xnnpack_static_int8_per_tensor (xnnpack)"]
+    first = tab.evaluate("document.querySelector('.where-place').firstChild.textContent + "
+                         "document.querySelector('.where-place').childNodes[1].textContent")
+    assert first == "aten.add.Tensor breaks 1 example test, 1 model test and 1 operator test"
+    assert texts(tab, ".where-flow:first-child .also") == [
+        "· also fails as an operator test: test_add_same_shape[xnnpack]"] * 2
+    assert texts(tab, ".where-flow:nth-child(3) .also") == []
+    note = tab.evaluate("document.getElementById('where-note').textContent")
+    assert note.startswith("9 failures localized to the op they start at")
+    assert "2 failures could not be localized: the record's localization says why" in note
+    assert "not localized: the delegate call could not be split" in tab.evaluate(
+        "document.querySelector('.where-unplaced').textContent")
+    tab.click(".where-flow:first-child .also a")
+    tab.wait_for("!document.getElementById('detail').hidden")
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == \
+        vr.ADD + "test_add_same_shape[xnnpack]"
+
+
 # ---------------------------------------------------------------- results at a glance
 
 SIX = DATA / "six" / "six-backends.json"

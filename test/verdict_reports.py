@@ -122,3 +122,68 @@ def many_close_passes(folder: Path, copies: int) -> tuple[Path, list[float]]:
             put_records(tests[-1], records)
     data["tests"] = tests
     return write(data, folder / "many.json"), ratios
+
+
+# ---------------------------------------------------------------- where it breaks
+
+MODELS = "backends/suite/models/test_small_models.py::"
+EXAMPLES = "backends/suite/examples/test_example_models.py::"
+ADD_OP = "aten.add.Tensor"
+
+
+def localized_at(target: str, source: str, module: str | None = None) -> dict:
+    """A localization as case/localize.py writes it when it names a node."""
+    return {"method": "intermediates", "localized": True, "node": target.split(".")[1],
+            "target": target, "inputs": [{"shape": [1, 8], "dtype": "float32"}] * 2,
+            "source": source, "module": module, "compared": 3, "seconds": 0.4,
+            "error": {"max_abs_error": 0.5, "error_ratio": 3.1, "rule": "fp32"}}
+
+
+def not_localized(why: str) -> dict:
+    return {"method": "intermediates", "localized": False, "reason": f"not localized: {why}",
+            "seconds": 0.2}
+
+
+def fail_with(test: dict, localization: dict) -> None:
+    """A passing test made a localized fail_mismatch, every other field as written."""
+    test["outcome"] = "failed"
+    test["call"] = dict(test["call"], outcome="failed", longrepr="E   outputs differ")
+    for found in records_of_test(test):
+        found.update(status="fail_mismatch", stage="compare", error="outputs differ",
+                     localization=localization)
+
+
+def renamed(test: dict, nodeid: str, suite: str) -> dict:
+    """A copy of a test entry under another node id and suite (a model's, an example's)."""
+    copy = dict(test, nodeid=nodeid, call=dict(test["call"]))
+    records = [dict(found, test_id=nodeid, test_case=nodeid.split("[")[0], suite=suite,
+                    repro=found["repro"].replace(test["nodeid"], nodeid))
+               for found in records_of_test(test)]
+    put_records(copy, records)
+    return copy
+
+
+def where_it_breaks(folder: Path) -> Path:
+    """xnnpack-shard1 with localized failures (as `--localize` writes them). Flow xnnpack:
+    the operator test test_add_same_shape, a model test and an example test all break at
+    aten.add.Tensor. Flow xnnpack_static_int8_per_tensor: a model test breaks there, the
+    flow's operator tests pass. Flow xnnpack_static_int8_per_channel: the operator test
+    test_add_broadcast fails but could not be localized (its graph holds the add), a model
+    test breaks at the add."""
+    data = read(SHARD1)
+    tests = {test["nodeid"]: test for test in data["tests"]}
+    fail_with(tests[ADD + "test_add_same_shape[xnnpack]"],
+              localized_at(ADD_OP, "backends/suite/operators/test_add.py:20"))
+    fail_with(tests[ADD + "test_add_broadcast[xnnpack_static_int8_per_channel]"],
+              not_localized("the delegate call could not be split"))
+    source = "backends/suite/models/test_small_models.py:41"
+    for flow in ("xnnpack", "xnnpack_static_int8_per_tensor", "xnnpack_static_int8_per_channel"):
+        model = renamed(tests[ADD + f"test_add_broadcast[{flow}]"],
+                        MODELS + f"test_residual_block[{flow}]", "models")
+        fail_with(model, localized_at(ADD_OP, source, "block.skip"))
+        data["tests"].append(model)
+    example = renamed(tests[ADD + "test_add_broadcast[xnnpack]"],
+                      EXAMPLES + "test_example_model[xnnpack-resnet18]", "examples")
+    fail_with(example, localized_at(ADD_OP, "torchvision/models/resnet.py:102", "layer1.0"))
+    data["tests"].append(example)
+    return write(data, folder / "where.json")

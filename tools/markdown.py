@@ -393,26 +393,40 @@ def signature_section(failures) -> Section:
                    empty="No failures.\n", unit="signatures")
 
 
-def where_section(failures) -> list[Section]:
-    """Localized failures grouped by the op they start at, per flow (--localize); absent
-    when no failure was localized."""
-    groups = tally.by_place(failures)
-    if not groups:
+def where_section(places: tally.Places) -> list[Section]:
+    """Localized failures grouped by the op they start at, per flow (--localize), with the
+    operator tests that fail on the same op; absent when no failure was localized or tried."""
+    if not places.shown:
         return []
+    also = {id(g): _also_in(places, g.failures) for g in places.groups}
+    also_column = any(also.values())
 
     def render(groups):
-        return table(["flow", "where it breaks", "failures", "tests", "example"], [
+        return table(["flow", "where it breaks", "failures", "tests"]
+                     + ["also fails as an operator test"] * also_column + ["example"], [
             [code(g.key[0]), code(g.key[1]), g.count,
-             ", ".join(f"{n} {suite}" for suite, n in sorted(tally.suites_of(g).items())),
-             code(g.failures[0].result.nodeid)] for g in groups])
+             ", ".join(f"{n} {suite}" for suite, n in sorted(tally.suites_of(g).items()))]
+            + [listed([code(tally.test_name(r)) for r in also[id(g)]], 3) or "–"] * also_column
+            + [code(g.failures[0].result.nodeid)] for g in groups])
 
-    not_localized = sum(1 for f in failures if f.localization and f.place is None)
+    not_localized = len(places.not_localized)
     intro = ("The op each localized failure starts at: the first node whose runtime output "
              "left the flow's rule, or the delegate call that holds it."
-             + (f" {plural(not_localized, 'failure')} could not be localized (the record "
-                f"says why)." if not_localized else ""))
-    return [Section(heading="## Where it breaks\n", intro=intro, items=groups,
-                    render_items=render, unit="places")]
+             + (" A model or example failure whose op fails as an operator test of the same "
+                "flow too names that test." if also_column else "")
+             + (f" {plural(not_localized, 'failure')} could not be localized (the record's "
+                f"`localization` says why)." if not_localized else ""))
+    return [Section(heading="## Where it breaks\n", intro=intro, items=places.groups,
+                    render_items=render, empty="No failure was localized.\n", unit="places")]
+
+
+def _also_in(places: tally.Places, failures) -> list[TestResult]:
+    """The operator tests the failures' op also fails in, each once, in order."""
+    found: dict[int, TestResult] = {}
+    for failure in failures:
+        for result in places.also_as_operator_test(failure):
+            found.setdefault(id(result), result)
+    return list(found.values())
 
 
 def flaky_section(failing) -> list[Section]:
@@ -473,9 +487,10 @@ def non_strict_outcome(declared: tally.Declared) -> str:
     return str(status)
 
 
-def failures_section(failing, link_from: str = ".") -> Section:
+def failures_section(failing, link_from: str = ".", places: tally.Places | None = None
+                     ) -> Section:
     def render(items):
-        return "", [failure_block(number, result, found, link_from)
+        return "", [failure_block(number, result, found, link_from, places)
                     for number, (result, found) in enumerate(items, 1)]
 
     intro = (f"{plural(len(failing), 'failing test')}, each with the command that reproduces "
@@ -507,7 +522,8 @@ def repro_lines(result: TestResult) -> str:
     return "".join(lines)
 
 
-def failure_block(number: int, result: TestResult, found, link_from: str = ".") -> str:
+def failure_block(number: int, result: TestResult, found, link_from: str = ".",
+                  places: tally.Places | None = None) -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
     flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
     lines = [f"**{number}. {code(result.nodeid)}** · {where} · {result.status}{flaky} · "
@@ -517,12 +533,18 @@ def failure_block(number: int, result: TestResult, found, link_from: str = ".") 
         stage = f" at {failure.stage}" if failure.stage else ""
         place = where_it_breaks(failure.localization)
         at = f", breaks at {code(place)}" if place else ""
+        also = places.also_as_operator_test(failure) if places else []
+        at += f"; also fails as an operator test: {_tests(also)}" if also else ""
         lines.append(f"\n{subtest}{failure.status}{stage}{at}\n")
         lines.append(fenced(trim_error(failure.error or "(no error text)", ERROR_SHOWN), "text"))
     lines.append(artifact_links(result, link_from))
     lines.append(repro_lines(result))
     lines.append("\nRepro:\n" + fenced(tally.repro(result), "sh") + "\n")
     return "".join(lines)
+
+
+def _tests(results: list[TestResult]) -> str:
+    return ", ".join(code(tally.test_name(r)) for r in results)
 
 
 def borderline_section(merged: Merged, order) -> list[Section]:
@@ -733,10 +755,11 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         stage_section(failures),
         signature_section(failures),
     ]
-    sections += where_section(failures)
+    places = tally.places(failures)
+    sections += where_section(places)
     sections += flaky_section(failing)
     sections += non_strict_section(merged, order)
-    sections.append(failures_section(failing, options.link_from))
+    sections.append(failures_section(failing, options.link_from, places))
     sections += borderline_section(merged, order)
     sections += stateful_section(merged, order)
     sections += [

@@ -24,6 +24,7 @@
 
   const D = await unpack("etsuite-data");
   const ROW = 26;
+  const WHERE_OPEN = 10;  // tests a place of "Where it breaks" lists without a click
   const OVERSCAN = 12;
   const S = D.statuses;
   const G = D.grid;
@@ -265,6 +266,49 @@
         badge(G.status[ri]) + (observed ? ` <span class="note">the pipeline said ${esc(observed)}</span>` : ""),
         `<span class="mono">${esc(entry ?? "–")}</span>`]];
     }));
+  }
+
+  // Localized failures per flow, grouped by the op they start at (tally.places, as the
+  // summary's section); a model failure whose op fails as an operator test too says so.
+  // Every case is a link that opens its record.
+  function drawWhere() {
+    const W = D.where;
+    if (!W) return;
+    $("where-section").hidden = false;
+    const failures = (n) => `${n} failure${n === 1 ? "" : "s"}`;
+    const subtests = (list) => (list && list.length ? ` <span class="note">subtest${list.length === 1 ? "" : "s"} ${list.map(esc).join(", ")}</span>` : "");
+    const link = (ri, text, list) => `<a href="#detail" class="mono" data-result="${ri}">${esc(text)}</a>${subtests(list)}`;
+    const localized = W.groups.reduce((n, g) => n + g.failures, 0);
+    $("where-note").innerHTML = `${failures(localized)} localized to the op they start at: the first node whose runtime ` +
+      `output left the flow's rule, or the delegate call that holds it. A click opens the record.` +
+      (W.not_localized.length ? ` ${failures(W.not_localized.length)} could not be localized: the record's ` +
+        `<code>localization</code> says why (listed below).` : "");
+    const flows = [...new Set(W.groups.map((g) => g.flow))].sort((a, b) => a - b);
+    const html = flows.map((f) => {
+      const groups = W.groups.map((g, k) => [g, k]).filter(([g]) => g.flow === f);
+      return `<div class="where-flow"><h3>on ${esc(flowName(f))} <span class="note">(${esc(backendName(f))})</span></h3><ul>` +
+        groups.map(([g, k]) => {
+          const cases = `<ul>${g.tests.map(([ri, list, also]) => `<li>${link(ri, D.cases[G.case[ri]], list)}` +
+            (also.length ? ` <span class="also">· also fails as an operator test: ` +
+              also.map(([oi, name]) => link(oi, name)).join(", ") + `</span>` : "") + `</li>`).join("")}</ul>`;
+          // A place that breaks many tests lists them behind a click.
+          const listed = g.tests.length > WHERE_OPEN ? `<details><summary>its ${g.tests.length} tests</summary>${cases}</details>` : cases;
+          return `<li class="where-place" id="where-${k}"><code>${esc(g.place)}</code> breaks ${esc(g.breaks)}${listed}</li>`;
+        }).join("") + `</ul></div>`;
+    });
+    if (W.not_localized.length) {
+      html.push(`<details class="where-unplaced"><summary>${failures(W.not_localized.length)} not localized</summary><ul>` +
+        W.not_localized.map(([ri, subtest, reason]) => `<li>${link(ri, D.cases[G.case[ri]], subtest == null ? null : [subtest])} ` +
+          `<span class="note">${esc(flowName(G.flow[ri]))}: ${esc(reason ?? "no reason recorded")}</span></li>`).join("") +
+        `</ul></details>`);
+    }
+    $("where").innerHTML = html.join("");
+    $("where").addEventListener("click", (event) => {
+      const found = event.target.closest("a[data-result]");
+      if (!found) return;
+      event.preventDefault();
+      showDetail(Number(found.dataset.result));
+    });
   }
 
   // ------------------------------------------------------------ history
@@ -630,6 +674,7 @@
   // ------------------------------------------------------------ start
   drawFacts();
   drawSummary();
+  drawWhere();
   drawBorderline();
   drawNonStrict();
   drawHistory();

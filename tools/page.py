@@ -130,6 +130,7 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "history": _history(merged, changes, history or []),
         "borderline": _borderline(merged, order, flow_index),
         "non_strict": _non_strict(merged, order),
+        "where": _where(merged, order, flow_index),
     }
     return {"core": core, "details": [d.data() for d in details]}
 
@@ -235,6 +236,49 @@ def _non_strict(merged: Merged, order) -> list:
     index = _result_index(merged)
     return [[index[id(d.result)], d.entry, d.observed]
             for d in tally.non_strict(merged.results, order)]
+
+
+def _where(merged: Merged, order, flow_index) -> dict | None:
+    """Where the failures break (`tally.places`, as the summary's section): per localized
+    place {flow, place, what it breaks in words, failures (subtests), tests: [result, its
+    subtests that break there (None: the test has one), [[operator test's result, its
+    name], ...] the op also fails in]}, and the failures localization could not place,
+    [result, subtest, the record's reason] each. None when no failure was localized or
+    tried (the section is not shown)."""
+    failures = [f for _, found in tally.failing_tests(merged, order) for f in found]
+    places = tally.places(failures)
+    if not places.shown:
+        return None
+    index = _result_index(merged)
+
+    def subtest(failure: tally.Failure) -> int | None:
+        return failure.subtest if len(failure.result.records) > 1 else None
+
+    def tests(group: tally.Group) -> list:
+        found: dict[int, list] = {}
+        for failure in group.failures:
+            also = [[index[id(r)], tally.test_name(r)]
+                    for r in places.also_as_operator_test(failure)]
+            entry = found.setdefault(index[id(failure.result)],
+                                     [index[id(failure.result)], [], also])
+            if subtest(failure) is not None:
+                entry[1].append(subtest(failure))
+        return [[ri, subtests or None, also] for ri, subtests, also in found.values()]
+
+    return {"groups": [{"flow": flow_index[tally.flow_key(g.failures[0].result)],
+                        "place": g.key[1], "breaks": suite_words(tally.suites_of(g)),
+                        "failures": g.count, "tests": tests(g)} for g in places.groups],
+            "not_localized": [[index[id(f.result)], subtest(f),
+                               (f.localization or {}).get("reason")]
+                              for f in places.not_localized]}
+
+
+def suite_words(suites) -> str:
+    """Tests per suite in words, "3 model tests and 4 operator tests": a suite's folder
+    name made singular (a backend's own `xnnpack/test` stays as it is)."""
+    words = [f"{n} {suite.removesuffix('s') if '/' not in suite else suite} "
+             f"test{'' if n == 1 else 's'}" for suite, n in sorted(suites.items())]
+    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]])) if words else ""
 
 
 def _notes_by_backend(merged: Merged, rows, backends) -> list:

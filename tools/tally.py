@@ -171,6 +171,12 @@ def display_case(case: str) -> str:
     return case
 
 
+def test_name(result: TestResult) -> str:
+    """The test as its file names it (the node id after the path, e.g. `test_sin[xnnpack]`):
+    how a line points at a test whose folder it already said."""
+    return result.nodeid.split("::", 1)[-1]
+
+
 def case_of(result: TestResult) -> str:
     for record in result.records:
         if record.test_case:
@@ -242,6 +248,7 @@ class Failure:
     subtest: int | None
     error: str | None
     localization: dict | None = None   # where it starts (the record's; None: not asked)
+    ops: frozenset = frozenset()       # the ops of its lowered graph (delegated or not)
 
     @property
     def signature(self) -> str:
@@ -263,7 +270,7 @@ def failures_of(result: TestResult) -> list[Failure]:
     if result.status not in classify.FAILING:
         return []
     found = [Failure(result, r.status, r.stage, r.subtest, r.error or result.longrepr,
-                     r.localization)
+                     r.localization, frozenset(r.delegated_ops) | frozenset(r.undelegated_ops))
              for r in result.records if r.status in classify.FAILING]
     return found or [Failure(result, result.status, result.phase, None, result.longrepr)]
 
@@ -341,17 +348,77 @@ def by_place(failures: list[Failure]) -> list[Group]:
     """Localized failures keyed (flow, place), most frequent first: which op breaks how
     many tests of a flow."""
     localized = [f for f in failures if f.place is not None]
-    groups = _grouped(localized, lambda f: (f.result.flow or "(no flow)", f.place))
+    groups = _grouped(localized, _place_key)
     return sorted(groups, key=lambda g: (-g.count, g.key))
+
+
+OPERATORS = "operators"   # the suite of one-op tests (backends/suite/operators/)
+
+
+def suite_of(result: TestResult) -> str:
+    """The test's suite as its records say (operators, models, examples, a backend's own
+    `<backend>/test`: the harness derives it from the node id's folder); "?" when no
+    record says (a test that failed before its first subtest)."""
+    return next((r.suite for r in result.records if r.suite), "?")
 
 
 def suites_of(group: Group) -> Counter:
     """Tests of a group per suite (operators, models, ...), from the records."""
-    suites: dict[str, str] = {}
-    for failure in group.failures:
-        suite = next((r.suite for r in failure.result.records if r.suite), "?")
-        suites[failure.result.nodeid] = suite
-    return Counter(suites.values())
+    return Counter({f.result.nodeid: suite_of(f.result) for f in group.failures}.values())
+
+
+@dataclass
+class Places:
+    """Where a run's failures break, for the summary and the page alike: the localized
+    failures by (flow, place) (`by_place`), the failures whose localization could not
+    place them (the record's `reason` says why), and per (flow, op) the operator tests
+    that fail on that op, so a model failure localized to an op can say that the op
+    fails alone too."""
+
+    groups: list[Group]
+    not_localized: list[Failure]
+    operator_tests: dict[tuple[str, str], list[TestResult]]
+
+    @property
+    def shown(self) -> bool:
+        """Localization was asked of some failure (--localize): there is something to say."""
+        return bool(self.groups or self.not_localized)
+
+    def also_as_operator_test(self, failure: Failure) -> list[TestResult]:
+        """For a failure outside the operator suite localized to a node: the operator
+        tests of that node's op failing on the same flow ([] otherwise)."""
+        if failure.place is None or not (failure.localization or {}).get("node") \
+                or suite_of(failure.result) == OPERATORS:
+            return []
+        return [result for result in self.operator_tests.get(_place_key(failure), [])
+                if result is not failure.result]
+
+
+def _place_key(failure: Failure, op: str | None = None) -> tuple[str, str]:
+    """(flow, place) of a failure, or (flow, op) of one of its ops."""
+    return (failure.result.flow or "(no flow)", str(failure.place if op is None else op))
+
+
+def _operator_ops(failure: Failure) -> set[str]:
+    """The ops an operator-suite failure is a failure of: the op it was localized to, or,
+    when it was not localized to a node, every op of its lowered graph (an operator test's
+    graph is its op, with little around it; a failure before lowering names none)."""
+    if (failure.localization or {}).get("node") and failure.place is not None:
+        return {failure.place}
+    return set(failure.ops)
+
+
+def places(failures: list[Failure]) -> Places:
+    """Where the failures (in the summary's order) break: `Places`."""
+    operator_tests: dict[tuple[str, str], dict[int, TestResult]] = {}
+    for failure in failures:
+        if suite_of(failure.result) == OPERATORS:
+            for op in sorted(_operator_ops(failure)):
+                operator_tests.setdefault(_place_key(failure, op), {}).setdefault(
+                    id(failure.result), failure.result)
+    return Places(by_place(failures),
+                  [f for f in failures if f.localization and f.place is None],
+                  {key: list(found.values()) for key, found in operator_tests.items()})
 
 
 # ---------------------------------------------------------------- time and delegation
