@@ -410,8 +410,10 @@ def where_section(places: tally.Places) -> list[Section]:
             + [code(g.failures[0].result.nodeid)] for g in groups])
 
     not_localized = len(places.not_localized)
-    intro = ("The op each localized failure starts at: the first node whose runtime output "
-             "left the flow's rule, or the delegate call that holds it."
+    intro = ("The op each localized failure starts at: for a mismatch, the first node whose "
+             "runtime output left the flow's rule, or the delegate call that holds it; for "
+             "a failure to lower, serialize, load or run, the last node of the smallest "
+             "prefix of the graph that fails the same way."
              + (" A model or example failure whose op fails as an operator test of the same "
                 "flow too names that test." if also_column else "")
              + (f" {plural(not_localized, 'failure')} could not be localized (the record's "

@@ -21,6 +21,7 @@ so a runtime that crashes with ETDump on, or a localization that overruns its bu
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -579,12 +580,15 @@ def _is_quantize(node) -> bool:
 
 def _dequantized(quantize, value: torch.Tensor, eager: dict) -> torch.Tensor:
     """`value` dequantized by the dequantize that mirrors `quantize` (same parameters)."""
-    from etsuite.backends.harness.case.repro import resolve
-
     dequantize = resolve(str(quantize.target).replace(".quantize_per", ".dequantize_per"))
     parameters = [eager[a.name] if isinstance(a, torch.fx.Node) else a
                   for a in quantize.args[1:]]
     return dequantize(value, *parameters)
+
+
+def resolve(name: str):
+    """`aten.sin.default` -> torch.ops.aten.sin.default."""
+    return functools.reduce(getattr, name.split("."), torch.ops)
 
 
 def _call_of(event: RuntimeEvent, lineage: Lineage) -> DelegateCall | None:

@@ -12,12 +12,13 @@ quantizer's calibration over the whole model): the record says so.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any, Callable
 
 import torch
 import torch.utils._pytree as pytree
+
+from etsuite.backends.harness.case.localize import resolve, source_location
 
 PASSING = ("pass", "pass_undelegated")
 # The repro folders of a run, together, stay under this many bytes; past it, none is written.
@@ -48,11 +49,6 @@ outcome = run_pipeline(module, tensors, flows["{flow}"])
 print(outcome.status.value, outcome.error or outcome.margin or "")
 sys.exit(1 if outcome.status.value == "{status}" else 0)
 '''
-
-
-def resolve(name: str):
-    """`aten.sin.default` -> torch.ops.aten.sin.default."""
-    return functools.reduce(getattr, name.split("."), torch.ops)
 
 
 class OneOp(torch.nn.Module):
@@ -96,8 +92,6 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
     `status`, what it ended, and the folder written (None when not asked for or past the
     cap). `context`: test_id and tox_env, for the script's docstring. `run_pipeline` is
     the pipeline's own (passed in: the pipeline calls this module)."""
-    from etsuite.backends.harness.case.localize import source_location
-
     target = str(node.target)
     args, kwargs = op_call(node, values)
     module, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
