@@ -244,3 +244,74 @@ def test_a_step_sequence_that_fails_to_lower_is_bisected_on_its_first_step():
     found = outcome.localization
     assert found["localized"] is True and found["target"] == "aten.cos.default", found
     assert found["repro"]["reproduces"] is True
+
+
+ABORTING_CONFTEST = '''
+import dataclasses
+import os
+
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass
+
+from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.flows.expectations import Expectation, Expectations
+from etsuite.backends.portable.flows import PORTABLE
+
+
+class AbortOnCos(ExportPass):
+    """A lowering that dies (SIGABRT, as a native compiler's assertion would) on a cos."""
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == exir_ops.edge.aten.cos.default:
+            os.abort()
+        return super().call_operator(op, args, kwargs, meta)
+
+
+def pytest_etsuite_flows(config):
+    declared = Expectations((Expectation(kind="fail", flows=("abort_on_cos_declared",),
+                                         case="test_cases.py::test_chain", reason="known",
+                                         statuses=(Status.FAIL_CRASH,)),))
+    return [dataclasses.replace(PORTABLE, name="abort_on_cos", backend="faulty",
+                                transform_passes=lambda: [AbortOnCos()]),
+            dataclasses.replace(PORTABLE, name="abort_on_cos_declared", backend="faulty",
+                                transform_passes=lambda: [AbortOnCos()], expectations=declared)]
+'''
+
+TWO_SUBTESTS = '''
+import torch
+
+
+class Chain(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(torch.cos(torch.relu(x * 2)))
+
+
+def test_chain(test_runner):
+    test_runner.lower_and_run_model(torch.nn.ReLU(), (torch.randn(3, 8),))
+    test_runner.lower_and_run_model(Chain(), (torch.randn(3, 8),))
+'''
+
+
+@pytest.mark.slow
+def test_a_crash_is_bisected_by_a_second_child(pytester, run_suite):
+    """The lowering aborts the test's process at subtest 1. A second child runs the test
+    again up to that subtest, stops before the stage that died, and bisects the crash with
+    every attempt forked: the record of the crash names the cos; the op alone crashes too.
+    A declared crash is not run again (default --localize)."""
+    pytester.makeconftest(ABORTING_CONFTEST)
+    pytester.makepyfile(test_cases=TWO_SUBTESTS)
+    run = run_suite("--flow", "abort_on_cos", "--flow", "abort_on_cos_declared", "--seed", "3",
+                    "-p", "no:xdist")
+    assert run.report is not None, run.stdout + run.stderr
+    first, crashed = run.records("test_chain[abort_on_cos]")
+    assert first["status"] == "pass"
+    assert (crashed["subtest"], crashed["status"], crashed["stage"]) == (1, "fail_crash", "lower")
+    assert "SIGABRT" in crashed["error"] and crashed["crash_dump"]
+    found = crashed["localization"]
+    assert found["localized"] is True and found["method"] == "bisection over graph prefixes", found
+    assert (found["node"], found["target"]) == ("cos", "aten.cos.default")
+    assert (found["repro"]["status"], found["repro"]["reproduces"]) == ("fail_crash", True)
+    assert "fail_crash at aten.cos.default (test_cases.py:" in run.stdout, run.stdout[-4000:]
+
+    _, declared = run.records("test_chain[abort_on_cos_declared]")
+    assert declared["status"] == "xfail" and declared["localization"] is None

@@ -30,7 +30,8 @@ class TestRunnerFixture:
         context, input_seed = context_of(request.node, flow, self.state)
         seed_everything(input_seed)
         runner = TestRunner(flow, context, on_progress=isolation.progress_sink(request.node),
-                            artifacts=self.state.artifacts, localize=self.state.localize)
+                            artifacts=self.state.artifacts, localize=self.state.localize,
+                            crash_target=isolation.crash_target(request.node))
         request.node.stash[RUNNER_KEY] = runner
         return runner
 

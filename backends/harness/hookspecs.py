@@ -28,13 +28,15 @@ def pytest_etsuite_runner_kinds(config: pytest.Config) -> list[RunnerKind]:
 @pytest.hookspec(firstresult=True)
 def pytest_etsuite_child_lost(item: pytest.Item, status: Status, message: str, stage: str | None,
                               records: list[dict[str, Any]], duration: float,
-                              crash_dump: str | None) -> pytest.TestReport:
+                              crash_dump: str | None,
+                              localization: dict[str, Any] | None) -> pytest.TestReport:
     """The isolation layer lost the child running `item`: it crashed (`status` is
     fail_crash) or was killed at its time limit (fail_timeout). `records` are the record
     dicts the child finished before, `stage` the pipeline stage it had entered after them
     (or None), `crash_dump` what faulthandler wrote as it died (Python stacks and the
-    extension modules; None when it wrote nothing). Return the call-phase TestReport
-    that stands for the test.
+    extension modules; None when it wrote nothing), `localization` where a second child
+    found the crash to start (case/bisection.py; None: not asked). Return the call-phase
+    TestReport that stands for the test.
 
     Modelled on pytest-xdist's `pytest_handlecrashitem`: the isolation layer reports
     the loss, the plugin decides what the report and its records say."""

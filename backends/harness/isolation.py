@@ -34,6 +34,9 @@ from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import Status
 
 PROGRESS_KEY = pytest.StashKey[object]()
+CRASH_TARGET_KEY = pytest.StashKey[tuple]()
+# The stages whose crash a second run bisects (case/bisection.py): the backend's.
+LOCALIZED_CRASH_STAGES = ("lower", "serialize", "load", "run")
 DEFAULT_TIME_LIMITS = ("backends/suite/models/=1200", "=300")
 TIME_LIMITS_INI = "etsuite_time_limits"
 CRASH_DUMP_LIMIT = 6000  # characters of a faulthandler dump kept in the record
@@ -121,6 +124,11 @@ def progress_sink(item):
     return item.stash.get(PROGRESS_KEY, lambda event: None)
 
 
+def crash_target(item) -> tuple[int, str] | None:
+    """(subtest, stage) the test's first child died at, in the run that localizes it."""
+    return item.stash.get(CRASH_TARGET_KEY, None)
+
+
 class IsolationPlugin:
     """Registered by the plugin only when isolation is on. `prime` is called once, in
     the parent, before the first test that uses the harness is forked."""
@@ -185,6 +193,46 @@ def _child_main(item, write_fd: int, dump_file) -> None:
 
 
 def run_in_child(item, limit: float) -> list:
+    """The test's reports, from a forked child; a lost child's made by the plugin, with
+    the crash localized by a second child when it died in a backend's stage."""
+    events, status, timed_out, duration, dump = _fork(item, limit)
+    for event in events:
+        if event["event"] == "reports":
+            return [_report_from_json(item.config, data) for data in event["reports"]]
+    localization = None
+    subtest, stage = _where_lost(events)
+    if not timed_out and stage in LOCALIZED_CRASH_STAGES \
+            and "test_runner" in getattr(item, "fixturenames", ()) \
+            and item.config.getoption("localize", "off") != "off":
+        localization = localize_crash(item, subtest, stage, limit)
+    return [_lost_child_report(item, events, status, timed_out, limit, duration, dump,
+                               localization)]
+
+
+def localize_crash(item, subtest: int, stage: str, limit: float) -> dict | None:
+    """Run the test again in a second child that stops before the stage its first child
+    died in, at that subtest, and bisects the crash there (each attempt forked); the
+    localization its record of that subtest holds. None: the case is not localized."""
+    item.stash[CRASH_TARGET_KEY] = (subtest, stage)
+    try:
+        events, status, timed_out, _, _ = _fork(item, limit)
+    finally:
+        del item.stash[CRASH_TARGET_KEY]
+    for event in events:
+        if event["event"] == "record" and event["record"].get("subtest") == subtest:
+            return event["record"].get("localization")
+    if any(event["event"] == "reports" for event in events):
+        return None  # it ended before that subtest: the case is not localized
+    how = "ran out of time" if timed_out else _describe_exit(status).replace(
+        "the test process was ", "")
+    return {"method": "bisection over graph prefixes", "localized": False,
+            "reason": f"not localized: the run that localizes the crash {how} before "
+                      f"subtest {subtest} was recorded"}
+
+
+def _fork(item, limit: float) -> tuple[list, int, bool, float, str | None]:
+    """Run the test's protocol in a forked child: its events, exit status, whether it
+    was killed at `limit`, the seconds it took and a fatal signal's faulthandler dump."""
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -203,12 +251,9 @@ def run_in_child(item, limit: float) -> list:
         os.close(read_fd)
         _, status = os.waitpid(pid, 0)
         duration = time.monotonic() - started
-        for event in events:
-            if event["event"] == "reports":
-                return [_report_from_json(item.config, data) for data in event["reports"]]
         dump_file.seek(0)
         dump = dump_file.read().decode("utf-8", "replace").strip() or None
-    return [_lost_child_report(item, events, status, timed_out, limit, duration, dump)]
+    return events, status, timed_out, duration, dump
 
 
 def _report_from_json(config, data: dict):
@@ -238,9 +283,10 @@ def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool
         events.extend(json.loads(line) for line in lines if line.strip())
 
 
-def _lost_child_report(item, events, status, timed_out, limit, duration, dump=None):
-    """The child ended without reporting: say how, and let the plugin make the report."""
-    records = [e["record"] for e in events if e["event"] == "record"]
+def _where_lost(events: list) -> tuple[int, str | None]:
+    """The subtest the child was in when it died (the count of records it finished) and
+    the stage it had entered in it (None: it died between subtests)."""
+    records = [e for e in events if e["event"] == "record"]
     # Only a stage entered after the last finished subtest tells where the child died.
     last_stage = None
     for event in events:
@@ -248,6 +294,14 @@ def _lost_child_report(item, events, status, timed_out, limit, duration, dump=No
             last_stage = None
         elif event["event"] == "stage":
             last_stage = event["stage"]
+    return len(records), last_stage
+
+
+def _lost_child_report(item, events, status, timed_out, limit, duration, dump=None,
+                       localization=None):
+    """The child ended without reporting: say how, and let the plugin make the report."""
+    records = [e["record"] for e in events if e["event"] == "record"]
+    _, last_stage = _where_lost(events)
     internal = [e["text"] for e in events if e["event"] == "internal_error"]
     if timed_out:
         verdict = Status.FAIL_TIMEOUT
@@ -262,7 +316,8 @@ def _lost_child_report(item, events, status, timed_out, limit, duration, dump=No
     return item.config.hook.pytest_etsuite_child_lost(
         item=item, status=verdict, message=trim_error(message), stage=last_stage,
         records=records, duration=duration,
-        crash_dump=trim_error(dump, CRASH_DUMP_LIMIT) if dump else None)
+        crash_dump=trim_error(dump, CRASH_DUMP_LIMIT) if dump else None,
+        localization=localization)
 
 
 def _describe_exit(status: int) -> str:

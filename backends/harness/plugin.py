@@ -98,9 +98,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="stop this checkout's warm process (of this environment) and exit")
     group.addoption("--localize", choices=LOCALIZE_MODES, default="undeclared",
                     help="find the node a failure starts at (a fail_mismatch: the first "
-                         "node whose runtime output leaves the flow's rule; a failure to "
-                         "lower, serialize, load or run: the smallest failing prefix of the "
-                         "graph): for failures no [[fail]] entry declares (default), for "
+                         "node whose runtime output leaves the flow's rule; a failure or "
+                         "crash at lower, serialize, load or run: the smallest failing prefix "
+                         "of the graph): for failures no [[fail]] entry declares (default), for "
                          "all, or off")
     group.addoption("--localize-budget", type=_seconds_arg, default=60.0, metavar="SECONDS",
                     help="the most localization may take in one test, its subtests together "

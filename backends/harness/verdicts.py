@@ -145,14 +145,17 @@ class Verdicts:
 
     def pytest_etsuite_child_lost(self, item: pytest.Item, status: Status, message: str,
                                   stage: str | None, records: list[dict[str, Any]],
-                                  duration: float, crash_dump: str | None) -> pytest.TestReport:
+                                  duration: float, crash_dump: str | None,
+                                  localization: dict | None = None) -> pytest.TestReport:
         """The isolation layer lost the test's child: the records it finished, plus one
         for the subtest that was running when it died (or ran out of time)."""
         lost = record_for_item(item, self.state, len(records), status=status, stage=stage,
-                               error=message, crash_dump=crash_dump)
+                               error=message, crash_dump=crash_dump, localization=localization)
         in_progress = [SubtestRecord.from_dict(r) for r in records] + [lost]
         flow = flow_of(item, self.state)
-        outcome = decide(flow, case_of(item, flow), in_progress, lost=f"{status}: {message}")
+        where = where_it_breaks(localization)
+        at = f" at {where}" if where else ""
+        outcome = decide(flow, case_of(item, flow), in_progress, lost=f"{status}{at}: {message}")
         report = pytest.TestReport(
             nodeid=item.nodeid, location=item.location,
             keywords={k: 1 for k in item.keywords}, outcome="failed",

@@ -28,10 +28,11 @@ from etsuite.backends.harness.case import localize
 
 METHOD = "bisection over graph prefixes"
 # The stages whose failure is bisected, in pipeline order, with the status each one ends.
+CRASHED = "fail_crash"
 STAGES = {"lower": "fail_lower", "serialize": "fail_serialize", "load": "fail_load",
           "run": "fail_run"}
+BISECTED = frozenset({*STAGES.values(), CRASHED})  # the statuses localized here
 PIPELINE_ORDER = ("lower", "serialize", "load", "run", "compare")
-CRASHED = "fail_crash"
 
 
 class _PastTheStage(Exception):
@@ -98,14 +99,16 @@ def attempt(exported, count: int, inputs: tuple, flow, stage: str,
 
 
 def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
-                   run_pipeline: Callable,
-                   repro: Callable[[Any, dict], dict] | None = None) -> dict:
+                   run_pipeline: Callable, repro: Callable[[Any, dict], dict] | None = None,
+                   stage: str | None = None) -> dict:
     """The record's `localization` for a stage failure `status` (keys in
-    contract/record.py), within `budget` seconds; each attempt forked (`contained`)."""
+    contract/record.py), within `budget` seconds; each attempt forked (`contained`).
+    A fail_crash names its `stage` (the one its process died in): an attempt that dies
+    there is one that fails the same way."""
     started = time.monotonic()
     attempts = 0
     try:
-        stage = _stage_of(status)
+        stage = _stage_of(status, stage)
         nodes = computing_nodes(exported.module().graph)
         if not nodes:
             raise localize.NotLocalized("the exported graph has no computing node")
@@ -141,8 +144,7 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
         found = {**localize.describe(node), "method": METHOD, "localized": True,
                  "attempts": attempts, "prefix": low, "of": len(nodes)}
         if repro is not None:
-            left = max(budget - (time.monotonic() - started), 1.0)
-            found["repro"] = _repro(repro, node, exported, inputs, left)
+            found["repro"] = _repro(repro, node, exported, inputs)
         found["seconds"] = round(time.monotonic() - started, 3)
         return found
     except localize.NotLocalized as why:
@@ -152,10 +154,15 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
                               started, attempts)
 
 
-def _stage_of(status: str) -> str:
-    for stage, ends in STAGES.items():
-        if ends == status:
+def _stage_of(status: str, stage: str | None) -> str:
+    if status == CRASHED:
+        if stage in PIPELINE_ORDER[:-1]:
             return stage
+        raise localize.NotLocalized(f"a crash at {stage or 'an unknown stage'} is not "
+                                    f"bisected (only at lower, serialize, load or run)")
+    for known, ends in STAGES.items():
+        if ends == status:
+            return known
     raise localize.NotLocalized(f"{status} is not a stage failure that bisection localizes")
 
 
@@ -165,17 +172,14 @@ def _exported_node(exported, unlifted):
     return next((n for n in exported.graph.nodes if n.name == unlifted.name), unlifted)
 
 
-def _repro(repro: Callable[[Any, dict], dict], node, exported, inputs: tuple,
-           budget: float) -> dict:
-    """The op alone (repro.py), forked like the attempts: it may crash as they may."""
-    def alone() -> dict:
-        values = localize.eager_intermediates(exported, list(inputs))
-        return repro(node, values)
-
-    found = localize.contained(alone, budget)
-    if "reason" in found and "op" not in found:
-        return {"op": str(node.target), "reproduces": None, "error": found["reason"]}
-    return found
+def _repro(repro: Callable[[Any, dict], dict], node, exported, inputs: tuple) -> dict:
+    """The op alone on the values its inputs had eagerly (repro.py; it runs the op in a
+    forked process, so an op that crashes alone says so)."""
+    try:
+        return repro(node, localize.eager_intermediates(exported, list(inputs)))
+    except Exception as error:  # noqa: BLE001 - the localization stands without it
+        return {"op": str(node.target), "reproduces": None,
+                "error": f"{type(error).__name__}: {error}".splitlines()[0][:300]}
 
 
 def _not_localized(why: str, started: float, attempts: int) -> dict:

@@ -259,15 +259,24 @@ def not_localized(why: str, started: float, compared: int = 0) -> dict:
 
 # A forked localization that has not answered this long after its budget is killed.
 GRACE_SECONDS = 5.0
+# True in a process `contained` forked: its own forks stay in its process group, so that
+# killing the outermost one's group ends every attempt it started.
+_INSIDE = False
 
 
 def contained(work: Callable[[], dict], budget: float) -> dict:
     """`work()` in a forked child, its answer back as JSON: a crash (a signal) or no answer
-    within the budget and a grace is "not localized", never the test's own crash."""
+    within the budget and a grace is "not localized", never the test's own crash. The
+    outermost child leads a process group: killed, it takes the attempts it forked along."""
+    global _INSIDE
     started = time.monotonic()
     read_end, write_end = os.pipe()
+    leader = not _INSIDE
     pid = os.fork()
     if pid == 0:  # the child: answer, then leave without running the parent's exit code
+        if leader:
+            os.setpgid(0, 0)
+        _INSIDE = True
         os.close(read_end)
         try:
             answer = json.dumps(work(), default=str).encode()
@@ -277,6 +286,11 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(answer)
         os._exit(0)
+    if leader:
+        try:
+            os.setpgid(pid, pid)  # as the child does: whichever runs first
+        except OSError:
+            pass
     os.close(write_end)
     chunks = []
     deadline = started + budget + GRACE_SECONDS
@@ -285,7 +299,10 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
             left = deadline - time.monotonic()
             ready, _, _ = select.select([pipe], [], [], max(left, 0))
             if not ready:
-                os.kill(pid, signal.SIGKILL)
+                if leader:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 return not_localized(f"budget of {budget:g} s spent (stopped)", started)
             chunk = os.read(pipe.fileno(), 1 << 16)

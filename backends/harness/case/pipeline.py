@@ -69,15 +69,28 @@ class StageError(Exception):
         self.error = error
 
 
+class CrashAhead(Exception):
+    """The stage about to run is the one this subtest's process died in (`crashed_at`):
+    it is not run again; the crash is bisected instead (case/bisection.py)."""
+
+    def __init__(self, stage: str):
+        super().__init__(stage)
+        self.stage = stage
+
+
 class _Timer:
     """Runs stages, records their wall time and reports progress before each one."""
 
-    def __init__(self, timings: dict, on_stage: Callable[[str], None]):
+    def __init__(self, timings: dict, on_stage: Callable[[str], None],
+                 crashed_at: str | None = None):
         self.timings = timings
         self.on_stage = on_stage
+        self.crashed_at = crashed_at
 
     def run(self, stage: str, fn: Callable[[], Any]) -> Any:
         self.on_stage(stage)
+        if stage == self.crashed_at:
+            raise CrashAhead(stage)
         start = time.perf_counter()
         try:
             return fn()
@@ -160,6 +173,7 @@ def run_pipeline(
     run_inputs: tuple | None = None,
     localize_budget: float | None = None,
     repro_to: dict | None = None,
+    crashed_at: str | None = None,
 ) -> PipelineOutcome:
     """Run one subtest; return what the pipeline found (see `PipelineOutcome`). Never
     raises for a failure of the model or the backend: that is what the record is for.
@@ -167,11 +181,13 @@ def run_pipeline(
     comparison; `inputs` trace the export and calibrate quantization. With
     `localize_budget` (seconds), a fail_mismatch is localized (case/localize.py) and the
     op it starts at is tried alone (case/repro.py); `repro_to` ({folder, test_id, tox_env})
-    says where that minimal repro is written."""
+    says where that minimal repro is written. `crashed_at` (a stage): this subtest's
+    process died there in an earlier run; the stage is not run again, and the crash is
+    bisected (`localize_budget` permitting)."""
     inputs = tuple(inputs)
     calls = OneCall(inputs if run_inputs is None else tuple(run_inputs), repro_to)
     return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage,
-                localize_budget)
+                localize_budget, crashed_at)
 
 
 def run_steps_pipeline(
@@ -183,6 +199,7 @@ def run_steps_pipeline(
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     localize_budget: float | None = None,
+    crashed_at: str | None = None,
 ) -> PipelineOutcome:
     """A stateful subtest (see steps.py): the program is exported from the module's
     initial state with the first step's inputs, loaded once, and every step runs on that
@@ -191,7 +208,7 @@ def run_steps_pipeline(
     calls = StepCalls(as_steps(steps))
     model = prepare_stateful(model)
     return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage,
-                localize_budget)
+                localize_budget, crashed_at)
 
 
 def run_methods_pipeline(
@@ -202,6 +219,7 @@ def run_methods_pipeline(
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     localize_budget: float | None = None,
+    crashed_at: str | None = None,
 ) -> PipelineOutcome:
     """A program of several methods (see `MethodCalls`): `methods` maps each name to
     (module, example inputs[, dynamic shapes]); `calls` is the sequence of (name, inputs)
@@ -217,13 +235,15 @@ def run_methods_pipeline(
         examples[name] = (tuple(example), shapes[0] if shapes else None)
     steps = as_steps([step for _, step in calls])
     plan = MethodCalls(steps, methods=examples, order=[name for name, _ in calls])
-    return _run(modules, (), plan, flow, None, tolerance, on_stage, localize_budget)
+    return _run(modules, (), plan, flow, None, tolerance, on_stage, localize_budget,
+                crashed_at)
 
 
 def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage,
-         localize_budget: float | None = None) -> PipelineOutcome:
+         localize_budget: float | None = None, crashed_at: str | None = None
+         ) -> PipelineOutcome:
     outcome = PipelineOutcome()
-    timer = _Timer(outcome.timings, on_stage)
+    timer = _Timer(outcome.timings, on_stage, crashed_at)
     exported = None
     try:
         with torch.no_grad():
@@ -242,11 +262,14 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
         outcome.status = STAGE_FAILURE[failure.stage]
+    except CrashAhead as ahead:
+        outcome.status, outcome.stage = Status.FAIL_CRASH, ahead.stage
+        outcome.error = f"the test's process died at {ahead.stage} (not run again here)"
     if localize_budget is not None and exported is not None and outcome.status is not None \
-            and outcome.status.value in bisection.STAGES.values():
+            and outcome.status.value in bisection.BISECTED:
         on_stage("localize")
         outcome.localization = calls.localize_stage(exported, flow, outcome.status.value,
-                                                    localize_budget)
+                                                    localize_budget, outcome.stage)
     return outcome
 
 
@@ -432,12 +455,14 @@ class OneCall(_SingleMethod):
             lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
             alone), budget)
 
-    def localize_stage(self, exported, flow: Flow, status: str, budget: float) -> dict:
-        """Where a stage failure starts (case/bisection.py), in a forked process."""
+    def localize_stage(self, exported, flow: Flow, status: str, budget: float,
+                       stage: str | None = None) -> dict:
+        """Where a stage failure starts (case/bisection.py), in a forked process. `stage`:
+        the stage it failed at (a crash's status does not say)."""
         inputs = tuple(pytree.tree_leaves(self.inputs))
         alone = self._alone(flow, status)
         return localize.contained(lambda: bisection.localize_stage(
-            exported, inputs, flow, status, budget, run_pipeline, alone), budget)
+            exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget)
 
     def _alone(self, flow: Flow, status: str) -> Callable[[Any, dict], dict]:
         """The op lowered by itself on its captured inputs (case/repro.py), its folder
@@ -485,15 +510,16 @@ class StepCalls(_SingleMethod):
         return localize.not_localized("stateful programs are not localized yet",
                                       time.monotonic())
 
-    def localize_stage(self, exported, flow: Flow, status: str, budget: float) -> dict:
+    def localize_stage(self, exported, flow: Flow, status: str, budget: float,
+                       stage: str | None = None) -> dict:
         """A failure before the steps run (lower, serialize, load) needs one program and
         its first step's inputs: bisected as a one-call program's. A run failure of a
         step sequence is not bisected yet."""
-        if status == Status.FAIL_RUN.value or isinstance(exported, dict):
-            why = "a step sequence's run failure" if status == Status.FAIL_RUN.value \
+        if stage == "run" or isinstance(exported, dict):
+            why = "a step sequence's run failure" if stage == "run" \
                 else "a program of several methods"
             return localize.not_localized(f"{why} is not bisected yet", time.monotonic())
-        return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget)
+        return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget, stage)
 
     def missing(self, runtime) -> str | None:
         if getattr(runtime, "carries_state", True) is False:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
-from etsuite.backends.harness.case.localize import resolve, source_location
+from etsuite.backends.harness.case.localize import contained, resolve, source_location
 
 PASSING = ("pass", "pass_undelegated")
 # The repro folders of a run, together, stay under this many bytes; past it, none is written.
@@ -86,29 +86,44 @@ def op_call(node, values: dict) -> tuple[tuple, dict]:
     return pytree.tree_map(value_of, tuple(node.args)), pytree.tree_map(value_of, dict(node.kwargs))
 
 
+# The op alone gets this long, in its own forked process (it may crash as its model did).
+ALONE_SECONDS = 300.0
+
+
 def reproduce(node, values: dict, flow, status: str, folder: str | None,
               context: dict, run_pipeline: Callable) -> dict:
     """Lower and run the op alone with `flow`; the record's `repro`: whether it still ends
     `status`, what it ended, and the folder written (None when not asked for or past the
     cap). `context`: test_id and tox_env, for the script's docstring. `run_pipeline` is
-    the pipeline's own (passed in: the pipeline calls this module)."""
+    the pipeline's own (passed in: the pipeline calls this module). The folder is written
+    first and the op runs in a forked process: a crash alone is `fail_crash`."""
     target = str(node.target)
     args, kwargs = op_call(node, values)
-    module, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
-    outcome = run_pipeline(module, tensors, flow)
-    ended = outcome.status.value if outcome.status is not None else "unknown"
-    # True: it still fails so; False: it passes alone; None: the op alone ended otherwise
-    # (its export or lowering failed), which says nothing either way.
-    reproduces = True if ended == status else False if ended in PASSING else None
-    found: dict[str, Any] = {"op": target, "status": ended, "reproduces": reproduces,
-                             "folder": None}
-    if outcome.error and reproduces is None:
-        found["error"] = outcome.error.splitlines()[0][:300]
+    found: dict[str, Any] = {"op": target, "folder": None}
     if folder is not None:
         where = source_location(node.meta.get("stack_trace")) or node.name
         found["folder"] = _write(folder, target, args, kwargs, flow.name, status,
                                  {**context, "where": where})
-    return found
+
+    def alone() -> dict:
+        module, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
+        outcome = run_pipeline(module, tensors, flow)
+        return {"status": outcome.status.value if outcome.status is not None else "unknown",
+                "error": outcome.error}
+
+    ran = contained(alone, ALONE_SECONDS)
+    if "status" not in ran:  # the process running the op alone died or overran
+        crashed = "killed by" in ran.get("reason", "")
+        ran = {"status": "fail_crash" if crashed else "fail_timeout", "error": ran.get("reason")}
+    ended = ran["status"]
+    # True: it still fails so; False: it passes alone; None: the op alone ended otherwise
+    # (its export or lowering failed), which says nothing either way.
+    found["status"] = ended
+    found["reproduces"] = True if ended == status else False if ended in PASSING else None
+    if ran["error"] and found["reproduces"] is None:
+        found["error"] = ran["error"].splitlines()[0][:300]
+    return {key: found[key] for key in ("op", "status", "reproduces", "folder", "error")
+            if key in found}
 
 
 def _write(folder: str, target: str, args, kwargs, flow: str, status: str,

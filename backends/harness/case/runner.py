@@ -93,14 +93,23 @@ class LocalizePolicy:
 RERUN = frozenset({Status.FAIL_MISMATCH, Status.FAIL_RUN})
 
 
+class CrashLocalized(Exception):
+    """Ends a crash-localizing run of a test (isolation.localize_crash) once the crashed
+    subtest is recorded: what follows it never ran in the first run either."""
+
+
 class TestRunner:
     __test__ = False  # not a test class, despite the name
 
     def __init__(self, flow: Flow, context: TestContext,
                  on_progress: Callable[[dict], None] = lambda event: None,
-                 artifacts=None, localize: LocalizePolicy = LocalizePolicy()):
+                 artifacts=None, localize: LocalizePolicy = LocalizePolicy(),
+                 crash_target: tuple[int, str] | None = None):
         self.artifacts = artifacts  # an artifacts.ArtifactPolicy, or None: write none
         self.localize = localize
+        # (subtest, stage) where this test's process died in its first run: this run (the
+        # isolation layer's second, isolation.localize_crash) bisects that crash instead
+        self.crash_target = crash_target
         self.flow = flow
         self.context = context
         self.records: list[SubtestRecord] = []
@@ -123,12 +132,30 @@ class TestRunner:
         """This case's localization budget (None: not localized), by --localize and
         whether a [[fail]] entry declares the case. The test's subtests share one budget,
         so localizing cannot push a test past its time limit by more than that."""
-        declared = self.flow.expectations.failure(self.flow.name, self._case()) is not None
-        budget = self.localize.budget_for(declared)
+        if self.crash_target is not None and len(self.records) != self.crash_target[0]:
+            return None  # a crash-localizing run localizes the crash, nothing before it
+        budget = self.localize.budget_for(self._declared())
         if budget is None:
             return None
         spent = sum((r.localization or {}).get("seconds", 0.0) for r in self.records)
         return max(budget - spent, 0.0)
+
+    def _declared(self) -> bool:
+        return self.flow.expectations.failure(self.flow.name, self._case()) is not None
+
+    def _crashed_at(self, subtest: int) -> str | None:
+        """The stage the process died in at this subtest, in a crash-localizing run; such
+        a run ends once that subtest is recorded (`CrashLocalized`), or at once when the
+        case is not localized."""
+        if self.crash_target is None:
+            return None
+        if self.localize.budget_for(self._declared()) is None:
+            raise CrashLocalized("this case is not localized (--localize)")
+        return self.crash_target[1] if subtest == self.crash_target[0] else None
+
+    def _end_crash_run(self, subtest: int) -> None:
+        if self.crash_target is not None and subtest == self.crash_target[0]:
+            raise CrashLocalized(f"subtest {subtest}'s crash is localized")
 
     def _repro_to(self, subtest: int) -> dict:
         """Where a localized mismatch's minimal repro goes (case/repro.py), beside the
@@ -175,6 +202,7 @@ class TestRunner:
             localize_budget=self._localize_budget(), repro_to=self._repro_to(subtest),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
+            crashed_at=self._crashed_at(subtest),
         )
         found, replay = outcome.record_fields(), outcome.replay
         if found["status"] in RERUN and replay is not None and outcome.rerun_worthwhile:
@@ -183,7 +211,9 @@ class TestRunner:
                 and self.artifacts.wants(found["status"]):
             found["artifacts"] = self.artifacts.write(
                 self.context.test_id, subtest, replay, found["status"], self.context.seed)
-        return self._record(subtest, found)
+        record = self._record(subtest, found)
+        self._end_crash_run(subtest)
+        return record
 
     def lower_and_run_steps(self, model, steps, *, dynamic_shapes=None,
                             atol: float | None = None,
@@ -208,8 +238,11 @@ class TestRunner:
             tolerance=self.rules(atol, rtol), localize_budget=self._localize_budget(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
+            crashed_at=self._crashed_at(subtest),
         )
-        return self._record(subtest, outcome.record_fields())
+        record = self._record(subtest, outcome.record_fields())
+        self._end_crash_run(subtest)
+        return record
 
     def lower_and_run_methods(self, methods: dict, calls: list, *, atol: float | None = None,
                               rtol: float | None = None) -> SubtestRecord:
@@ -228,8 +261,11 @@ class TestRunner:
             localize_budget=self._localize_budget(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
+            crashed_at=self._crashed_at(subtest),
         )
-        return self._record(subtest, outcome.record_fields())
+        record = self._record(subtest, outcome.record_fields())
+        self._end_crash_run(subtest)
+        return record
 
     def _skip_unless_recipe_applies(self, models: list) -> None:
         """A flow's source transformation (an LLM recipe) that does not apply to this

@@ -178,20 +178,20 @@ class Findings:
     # (case/localize.py): `method` ("intermediates"), `localized` (bool), `compared` (nodes
     # judged), `seconds`, `reference` (what each node was judged against: the exported
     # program, or for a quantized flow the fake-quantized one, run eagerly). A fail_lower,
-    # fail_serialize, fail_load or fail_run (case/bisection.py): `method` ("bisection over
-    # graph prefixes"), `attempts` (prefixes tried), once localized `prefix` and `of` (the
-    # smallest failing prefix's length, of the graph's computing nodes), and the node keys
-    # below without `error`. When localized, `node` (the exported graph's node name; None
-    # for a delegate), `target` (its op), `inputs` ([{shape, dtype}]), `source` ("file:line"
-    # of the user's code, or None), `module` (its module path, or None), `error` (that
-    # node's output statistics against its bound, as in `outputs`, plus `margin`); for a
-    # delegate call, `delegate` (its backend id) and `boundary` ({first, last, nodes}: the
-    # exported nodes it took), and, once the program lowered one node per delegate call
-    # named the node, `within` (the first call's boundary) or else `inside` (why not); when
-    # not localized, `reason` ("not localized: <why>"). With a node named, `repro`: that op
-    # lowered alone on its captured inputs (case/repro.py): {op, status, reproduces (None:
-    # the op alone could not be exported or lowered), folder (reports/repros/..., None past
-    # the cap)}.
+    # fail_serialize, fail_load, fail_run or fail_crash (case/bisection.py; a crash by a
+    # second process, isolation.localize_crash): `method` ("bisection over graph prefixes"),
+    # `attempts` (prefixes tried), once localized `prefix` and `of` (the smallest failing
+    # prefix's length, of the graph's computing nodes), and the node keys below without
+    # `error`. When localized, `node` (the exported graph's node name; None for a delegate),
+    # `target` (its op), `inputs` ([{shape, dtype}]), `source` ("file:line" of the user's
+    # code, or None), `module` (its module path, or None), `error` (that node's output
+    # statistics against its bound, as in `outputs`, plus `margin`); for a delegate call,
+    # `delegate` (its backend id) and `boundary` ({first, last, nodes}: the exported nodes
+    # it took), and, once the program lowered one node per delegate call named the node,
+    # `within` (the first call's boundary) or else `inside` (why not); when not localized,
+    # `reason` ("not localized: <why>"). With a node named, `repro`: that op lowered alone
+    # on its captured inputs (case/repro.py): {op, status, reproduces (None: the op alone
+    # could not be exported or lowered), folder (reports/repros/..., None past the cap)}.
     localization: dict | None = None
 
 
