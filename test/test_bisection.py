@@ -315,3 +315,19 @@ def test_a_crash_is_bisected_by_a_second_child(pytester, run_suite):
 
     _, declared = run.records("test_chain[abort_on_cos_declared]")
     assert declared["status"] == "xfail" and declared["localization"] is None
+
+
+def test_a_prefix_keeps_the_symbolic_dimensions_dynamic():
+    from etsuite.backends.harness.case import bisection
+
+    batch = torch.export.Dim("batch", min=2, max=10)
+    exported = torch.export.export(Chain(), _inputs(), dynamic_shapes=({0: batch}, {0: batch}))
+    module, nodes = bisection.prefix_module(exported, 4)
+    assert [n.name for n in nodes] == ["mul", "add", "relu", "cos"]
+    assert bisection.dynamic_shapes_of(module) == ({0: torch.export.Dim.AUTO},) * 2
+    # The prefix returns what later nodes read (relu, for the sub) and its last node (cos).
+    x, y = _inputs()
+    relu, cos = module(x, y)
+    assert torch.equal(relu, torch.relu(x * 2 + y)) and torch.equal(cos, torch.cos(relu))
+    static = torch.export.export(Chain(), _inputs())
+    assert bisection.dynamic_shapes_of(bisection.prefix_module(static, 2)[0]) is None

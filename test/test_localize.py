@@ -356,3 +356,28 @@ def test_a_quantized_flow_is_judged_against_the_fake_quantized_graph():
     healthy = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), XNNPACK_STATIC_INT8_PER_TENSOR,
                            localize_budget=60.0)
     assert healthy.status.value == "pass" and healthy.localization is None
+
+
+def test_a_repro_keeps_the_weights_as_weights_and_a_missing_bias_missing():
+    """A conv without bias, localized: the op alone has its weight as the module's own
+    parameter (a backend takes a conv whose weight is an input differently) and None for
+    the bias, and runs."""
+    from etsuite.backends.harness.case import repro
+    from etsuite.backends.harness.case.localize import eager_intermediates
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    conv = torch.nn.Conv2d(3, 4, 3, bias=False).eval()
+    x = torch.randn(1, 3, 8, 8)
+    exported = torch.export.export(conv, (x,))
+    node = next(n for n in exported.graph.nodes if n.op == "call_function")
+    values = eager_intermediates(exported, [x])
+    args, kwargs = repro.op_call(node, values)
+    module, tensors = repro.OneOp.from_saved({"target": str(node.target), "args": args,
+                                              "kwargs": kwargs})
+    assert [name for name, _ in module.named_parameters()] == ["weight1"]
+    assert len(tensors) == 1 and torch.equal(tensors[0], x)
+    assert torch.allclose(module(*tensors), conv(x))
+    found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, run_pipeline)
+    assert found == {"op": "aten.conv2d.default", "status": "pass", "reproduces": False,
+                     "folder": None}

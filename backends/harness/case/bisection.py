@@ -10,9 +10,10 @@ process (an attempt that crashes is an answer, not the end of the search). The s
 prefix that ends with the case's status names its last node: the failure needs that node
 and nothing after it. Binary search over k: about log2(nodes) + 1 attempts.
 
-When the whole graph, exported again, does not fail the same way, there is nothing to
-bisect ("not localized: ..."): the failure needs what re-exporting loses (the dynamic
-shapes, the original output structure).
+When the whole graph, exported again (with its inputs' symbolic dimensions dynamic
+again), does not fail the same way, there is nothing to bisect ("not localized: ..."):
+the failure needs what re-exporting loses (the original output structure, the ranges of
+dynamic dimensions).
 """
 
 from __future__ import annotations
@@ -72,6 +73,21 @@ def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
     return cut, nodes[:count]
 
 
+def dynamic_shapes_of(module) -> tuple | None:
+    """The dimensions of the prefix's inputs that were symbolic in the exported program,
+    as `dynamic_shapes` for exporting it again (Dim.AUTO: the export decides their
+    ranges); None when every input was static."""
+    shapes = []
+    for node in module.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = node.meta.get("val")
+        dims = {index: torch.export.Dim.AUTO for index, size in
+                enumerate(getattr(value, "shape", ())) if not isinstance(size, int)}
+        shapes.append(dims or None)
+    return tuple(shapes) if any(shapes) else None
+
+
 def _is_tensor(node) -> bool:
     return isinstance(node.meta.get("val"), torch.Tensor)
 
@@ -83,6 +99,7 @@ def attempt(exported, count: int, inputs: tuple, flow, stage: str,
     not done again: the prefix comes from the quantized graph."""
     module, _ = prefix_module(exported, count)
     unquantized = dataclasses.replace(flow, quantizer=None, source_transform=None)
+    dynamic = dynamic_shapes_of(module)
     after = PIPELINE_ORDER[PIPELINE_ORDER.index(stage) + 1]
 
     def stop_past(entered: str) -> None:
@@ -90,7 +107,8 @@ def attempt(exported, count: int, inputs: tuple, flow, stage: str,
             raise _PastTheStage(entered)
 
     try:
-        outcome = run_pipeline(module, inputs, unquantized, on_stage=stop_past)
+        outcome = run_pipeline(module, inputs, unquantized, on_stage=stop_past,
+                               dynamic_shapes=dynamic)
     except _PastTheStage:
         return {"status": "pass"}
     status = outcome.status.value if outcome.status is not None else "unknown"

@@ -425,7 +425,8 @@ class _Budget:
 
 def eager_intermediates(exported, inputs: list) -> dict:
     """Every node's output of the exported graph run eagerly on the flat program inputs,
-    by node name."""
+    by node name. The model's parameters, buffers and constants come as `nn.Parameter`
+    (not trainable): the minimal repro keeps them as its module's weights (repro.OneOp)."""
     signature = exported.graph_signature
     user = iter(inputs)
     args = []

@@ -244,7 +244,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
          ) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage, crashed_at)
-    exported = None
+    exported = restore = None
     try:
         with torch.no_grad():
             expected = timer.run("eager", lambda: calls.reference(model))
@@ -256,8 +256,9 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
+        restore = _keep_weights(exported)
         _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome,
-                           localize_budget)
+                           localize_budget, restore)
     except StageError as failure:
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
@@ -268,9 +269,26 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
     if localize_budget is not None and exported is not None and outcome.status is not None \
             and outcome.status.value in bisection.BISECTED:
         on_stage("localize")
+        if restore is not None:
+            restore()
         outcome.localization = calls.localize_stage(exported, flow, outcome.status.value,
                                                     localize_budget, outcome.stage)
     return outcome
+
+
+def _keep_weights(exported) -> Callable[[], None]:
+    """A lowering may take constants out of the exported program it lowers (OpenVINO's
+    does); localization lowers and runs that program again. The tables are kept (by
+    reference: nothing is copied) and `restore()` puts back what was taken."""
+    if isinstance(exported, dict):  # several methods: not localized
+        return lambda: None
+    kept = [(table, dict(table)) for table in (exported.state_dict, exported.constants)]
+
+    def restore() -> None:
+        for table, before in kept:
+            table.update(before)
+
+    return restore
 
 
 def lower(exported, flow: Flow):
@@ -288,7 +306,8 @@ def lower(exported, flow: Flow):
 
 
 def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
-                       found: PipelineOutcome, localize_budget: float | None) -> None:
+                       found: PipelineOutcome, localize_budget: float | None,
+                       restore: Callable[[], None]) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
@@ -347,6 +366,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
             Status.FAIL_MISMATCH, "compare", comparison.message
         if localize_budget is not None:
             timer.on_stage("localize")
+            restore()
             found.localization = calls.localize(exported, runtime, rules, localize_budget,
                                                 found, flow)
     elif flow.delegates and computing_ops(delegated) == 0:

@@ -52,24 +52,40 @@ sys.exit(1 if outcome.status.value == "{status}" else 0)
 
 
 class OneOp(torch.nn.Module):
-    """A module that calls one op: its tensor arguments are the module's inputs, the rest
-    (sizes, dims, flags) stay as they were in the graph."""
+    """A module that calls one op: its weights (arguments that were parameters, buffers or
+    constants of the model, passed as `nn.Parameter`) stay the module's own, so a backend
+    sees them as it saw them in the model; its other tensor arguments are the module's
+    inputs; the rest (sizes, dims, flags, a None bias) stay as they were in the graph."""
+
+    INPUT, WEIGHT, CONSTANT = "input", "weight", "constant"
 
     def __init__(self, target: str, args: tuple, kwargs: dict):
         super().__init__()
         self.target = target
         leaves, self.spec = pytree.tree_flatten((args, kwargs))
-        self.constants = [None if isinstance(v, torch.Tensor) else v for v in leaves]
+        self.slots: list[tuple[str, Any]] = []
+        for value in leaves:
+            if isinstance(value, torch.nn.Parameter):
+                name = f"weight{len(self.slots)}"
+                self.register_parameter(name, torch.nn.Parameter(value.detach().clone(),
+                                                                 requires_grad=False))
+                self.slots.append((self.WEIGHT, name))
+            elif isinstance(value, torch.Tensor):
+                self.slots.append((self.INPUT, None))
+            else:
+                self.slots.append((self.CONSTANT, value))
 
     @classmethod
     def from_saved(cls, saved: dict) -> tuple["OneOp", tuple]:
         module = cls(saved["target"], saved["args"], saved["kwargs"])
         leaves, _ = pytree.tree_flatten((saved["args"], saved["kwargs"]))
-        return module, tuple(v for v in leaves if isinstance(v, torch.Tensor))
+        return module, tuple(v for v in leaves if isinstance(v, torch.Tensor)
+                             and not isinstance(v, torch.nn.Parameter))
 
     def forward(self, *tensors):
         given = iter(tensors)
-        leaves = [next(given) if value is None else value for value in self.constants]
+        leaves = [next(given) if kind == self.INPUT else getattr(self, value)
+                  if kind == self.WEIGHT else value for kind, value in self.slots]
         args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         return resolve(self.target)(*args, **kwargs)
 
