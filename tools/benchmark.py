@@ -322,7 +322,8 @@ def parse_args(argv):
     parser.add_argument("--no-warm", action="store_true",
                         help="leave out the runs of ours through the warm process")
     parser.add_argument("--skip", default="",
-                        help="parts to leave out: comma-separated of collection,parallel,own")
+                        help="parts to leave out: comma-separated of "
+                             "collection,parallel,own,localize")
     return parser.parse_args(argv)
 
 
@@ -434,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
         if "own" not in skip:
             print("\n## Our own operator modules per XNNPACK flow\n")
             print(own_suites_table(names, options, scratch))
+        if "localize" not in skip and flows:
+            print("\n## What localization costs (ours, cold)\n")
+            print(localization_table(ours, flows, options, scratch))
     finally:
         if warm:
             warm.stop()
@@ -442,6 +446,40 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     return status
+
+
+LOCALIZE_MODES = ("off", "undeclared", "all")
+
+
+def localization_table(ours: list[str], flows: list[str], options, scratch: str) -> str:
+    """The same cases under each --localize mode, alternating (`--repeat`): wall time, and
+    per localized failure its seconds. `off` against `undeclared` (the default) is the
+    cost of a run whose failures are all declared, which should be none; `all` localizes
+    the declared failures too, which is what one failure costs."""
+    args = [*ours, *(a for flow in flows for a in ("--flow", flow)), "-n", options.workers]
+    runs: dict[str, list[Run]] = {mode: [] for mode in LOCALIZE_MODES}
+    for repeat in range(max(options.repeat, 1)):
+        for mode in LOCALIZE_MODES:
+            _progress(f"localize {mode}, run {repeat + 1}")
+            runs[mode].append(run_pytest(f"localize-{mode}-{repeat}",
+                                         [*args, "--localize", mode], scratch))
+    rows = []
+    for mode, done in runs.items():
+        found = [record["localization"] for test in done[-1].tests
+                 for record in records_of_test(test) if record.get("localization")]
+        seconds = [f.get("seconds", 0.0) for f in found]
+        localized = sum(1 for f in found if f.get("localized"))
+        rows.append([mode, len(done[-1].tests), median([r.wall_s for r in done]),
+                     f"{localized} of {len(found)}",
+                     f"{median(seconds):.2f}" if seconds else "",
+                     f"{max(seconds):.2f}" if seconds else ""])
+    off, default = (median([r.wall_s for r in runs[m]]) for m in ("off", "undeclared"))
+    table = tabulate(rows, headers=["--localize", "tests", "wall s (median)",
+                                    "failures localized", "s per failure (median)",
+                                    "s per failure (max)"],
+                     floatfmt=".1f", tablefmt="github")
+    return (f"{table}\n\n- default (undeclared) over off: {default / off:.3f} "
+            f"(failures localized by default: only those no entry declares)")
 
 
 def own_suites_table(names: list[str], options, scratch: str) -> str:
