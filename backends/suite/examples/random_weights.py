@@ -156,6 +156,19 @@ def _yolo26(name: str):
     return wrapper.get_eager_model(), wrapper.get_example_inputs()
 
 
+def without_zero_weights(model):
+    """Draws at random the weight matrices an initializer left all zero (torchvision's ViT
+    zeroes its classifier, so its output is all zero and any backend error in the network
+    would go unseen), and returns the model."""
+    import torch
+
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("weight") and parameter.dim() >= 2 and not parameter.any():
+                torch.nn.init.normal_(parameter, std=0.02)
+    return model
+
+
 # registry name -> builder(name) -> (eager model, example inputs)
 BUILDERS: dict[str, Callable[[str], tuple[Any, tuple]]] = {
     "dl3": _torchvision("deeplabv3_resnet50", weights_backbone=None, num_classes=21,

@@ -109,6 +109,7 @@ def _build(name: str, seed: int):
     with random_weights.network_blocked() as refused:
         if name in random_weights.BUILDERS:
             model, inputs = random_weights.BUILDERS[name](name)
+            model = random_weights.without_zero_weights(model)
             kwarg_inputs = dynamic_shapes = None
         else:
             module_name, class_name = MODEL_NAME_TO_MODEL[name]
