@@ -331,3 +331,60 @@ def test_a_prefix_keeps_the_symbolic_dimensions_dynamic():
     assert torch.equal(relu, torch.relu(x * 2 + y)) and torch.equal(cos, torch.cos(relu))
     static = torch.export.export(Chain(), _inputs())
     assert bisection.dynamic_shapes_of(bisection.prefix_module(static, 2)[0]) is None
+
+
+def add_after_relu_broken_flow():
+    """Portable, with an edge pass that computes an add as a sub only where the add reads a
+    relu: the add alone passes, the failure needs its neighbour."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from executorch.exir.pass_base import ExportPass
+
+    from etsuite.backends.portable.flows import PORTABLE
+
+    class BreakAddAfterRelu(ExportPass):
+        def call(self, graph_module):
+            for node in graph_module.graph.nodes:
+                if node.target == exir_ops.edge.aten.add.Tensor and any(
+                        getattr(a, "target", None) == exir_ops.edge.aten.relu.default
+                        for a in node.args):
+                    node.target = exir_ops.edge.aten.sub.Tensor
+            graph_module.recompile()
+            return super().call(graph_module)
+
+    return dataclasses.replace(PORTABLE, name="add_after_relu_broken",
+                               transform_passes=lambda: [BreakAddAfterRelu()])
+
+
+class Context(torch.nn.Module):
+    def forward(self, x, y):
+        rectified = torch.relu(torch.tanh(x * 2) - 0.1)
+        return torch.sigmoid(rectified + y)
+
+
+@pytest.mark.slow
+def test_an_op_that_passes_alone_gets_the_smallest_failing_window(tmp_path):
+    """The add is where the mismatch starts, but alone it passes: the repro then bisects the
+    start of a window ending at the add, fed the eager values before it, to the smallest
+    that still fails (relu, add), and writes that window as a program of its own."""
+    flow = add_after_relu_broken_flow()
+    folder = tmp_path / "repros" / "case" / "subtest0"
+    outcome = run_pipeline(Context(), _inputs(), flow, localize_budget=60.0,
+                           repro_to={"folder": str(folder), "test_id": "t.py::t",
+                                     "tox_env": "portable"})
+    assert outcome.status.value == "fail_mismatch"
+    found = outcome.localization
+    assert found["target"] == "aten.add.Tensor", found
+    repro = found["repro"]
+    assert (repro["status"], repro["reproduces"]) == ("pass", False)
+    window = repro["subgraph"]
+    assert (window["nodes"], window["first"], window["last"]) == (2, "relu", "add"), window
+    assert window["folder"] == str(folder) and window["attempts"] >= 2
+
+    unlifted = torch.export.load(folder / "subgraph.pt2").module()
+    module = torch.fx.GraphModule(unlifted, unlifted.graph)  # as subgraph.py runs it
+    inputs = tuple(torch.load(folder / "subgraph_inputs.pt"))
+    from etsuite.backends.portable.flows import PORTABLE
+
+    assert run_pipeline(module, inputs, flow).status.value == "fail_mismatch"
+    assert run_pipeline(module, inputs, PORTABLE).status.value == "pass"
+    assert "exits 1 while the failure reproduces" in (folder / "subgraph.py").read_text()

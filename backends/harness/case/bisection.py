@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
@@ -29,7 +29,7 @@ from etsuite.backends.harness.case import localize
 
 METHOD = "bisection over graph prefixes"
 # The stages whose failure is bisected, in pipeline order, with the status each one ends.
-CRASHED = "fail_crash"
+CRASHED, MISMATCH = "fail_crash", "fail_mismatch"
 STAGES = {"lower": "fail_lower", "serialize": "fail_serialize", "load": "fail_load",
           "run": "fail_run"}
 BISECTED = frozenset({*STAGES.values(), CRASHED})  # the statuses localized here
@@ -52,25 +52,45 @@ def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
     """The exported program's first `count` computing nodes as a module of the flat user
     inputs, returning every tensor of the prefix that a later node (or the program's
     output) reads, and the last node's. Also returns the prefix's computing nodes."""
+    module, nodes, _ = window_module(exported, 0, count)
+    return module, nodes
+
+
+def window_module(exported, first: int, count: int) -> tuple[torch.fx.GraphModule, list, list]:
+    """Computing nodes `first` to `count` (exclusive) of the exported program as a module:
+    its inputs are the flat user inputs, then the values of the earlier nodes the window
+    reads (their names are the third item returned); it returns every tensor of the window
+    a later node (or the program's output) reads, and the last node's."""
     module = exported.module()
     graph = module.graph
     nodes = computing_nodes(graph)
-    kept = set(nodes[:count])
-    kept |= {n for n in graph.nodes if n.op == "call_function" and n.target is operator.getitem
-             and n.args[0] in kept}
-    prefix = torch.fx.Graph()
+
+    def with_getitems(chosen: set) -> set:
+        return chosen | {n for n in graph.nodes if n.op == "call_function"
+                         and n.target is operator.getitem and n.args[0] in chosen}
+
+    kept = with_getitems(set(nodes[first:count]))
+    earlier = with_getitems(set(nodes[:first]))
+    window = torch.fx.Graph()
     copied: dict = {}
     for node in graph.nodes:
-        if node.op in ("placeholder", "get_attr") or node in kept:
-            copied[node] = prefix.node_copy(node, lambda n: copied[n])
+        if node.op in ("placeholder", "get_attr"):
+            copied[node] = window.node_copy(node, lambda n: copied[n])
+    boundary = [n for n in graph.nodes if n in earlier and any(u in kept for u in n.users)]
+    for node in boundary:
+        copied[node] = window.placeholder(node.name)
+        copied[node].meta = dict(node.meta)
+    for node in graph.nodes:
+        if node in kept:
+            copied[node] = window.node_copy(node, lambda n: copied[n])
     last = nodes[count - 1]
     returned = [n for n in graph.nodes if n in kept and _is_tensor(n)
                 and (n is last or any(u not in kept for u in n.users))]
-    prefix.output(tuple(copied[n] for n in returned))
-    cut = torch.fx.GraphModule(module, prefix)
+    window.output(tuple(copied[n] for n in returned))
+    cut = torch.fx.GraphModule(module, window)
     cut.graph.eliminate_dead_code()
     cut.recompile()
-    return cut, nodes[:count]
+    return cut, nodes[first:count], [n.name for n in boundary]
 
 
 def dynamic_shapes_of(module) -> tuple | None:
@@ -93,14 +113,17 @@ def _is_tensor(node) -> bool:
 
 
 def attempt(exported, count: int, inputs: tuple, flow, stage: str,
-            run_pipeline: Callable) -> dict:
-    """The status of the first `count` nodes taken through `flow` up to `stage`: the
-    failing status if the prefix fails there, "pass" once it is past it. Quantization is
-    not done again: the prefix comes from the quantized graph."""
-    module, _ = prefix_module(exported, count)
+            run_pipeline: Callable, first: int = 0, values: dict | None = None) -> dict:
+    """The status of computing nodes `first` to `count` taken through `flow` up to
+    `stage`: the failing status if the window fails there, "pass" once it is past it (a
+    window after the first node reads the earlier nodes' eager `values`). Quantization is
+    not done again: the window comes from the quantized graph."""
+    module, _, boundary = window_module(exported, first, count)
+    inputs = (*inputs, *((values or {})[name] for name in boundary))
     unquantized = dataclasses.replace(flow, quantizer=None, source_transform=None)
     dynamic = dynamic_shapes_of(module)
-    after = PIPELINE_ORDER[PIPELINE_ORDER.index(stage) + 1]
+    after = PIPELINE_ORDER[PIPELINE_ORDER.index(stage) + 1] \
+        if stage != PIPELINE_ORDER[-1] else None
 
     def stop_past(entered: str) -> None:
         if entered == after:
@@ -116,63 +139,111 @@ def attempt(exported, count: int, inputs: tuple, flow, stage: str,
             if outcome.error else None}
 
 
+class _Attempts:
+    """Windows of the graph tried one after another, each in a forked process, within a
+    deadline: `fails(first, count)` says whether computing nodes `first` to `count` end
+    `status` at `stage` (for a crash: die there)."""
+
+    def __init__(self, exported, inputs: tuple, flow, status: str, stage: str,
+                 run_pipeline: Callable, deadline: float, values: dict | None = None):
+        self.exported, self.inputs, self.flow = exported, inputs, flow
+        self.status, self.stage, self.run_pipeline = status, stage, run_pipeline
+        self.deadline, self.values = deadline, values
+        self.count = 0
+
+    def fails(self, first: int, count: int) -> bool:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")
+        self.count += 1
+        answer = localize.contained(
+            lambda: attempt(self.exported, count, self.inputs, self.flow, self.stage,
+                            self.run_pipeline, first, self.values), left)
+        if "status" not in answer:  # the attempt died, or ran out of time
+            if "budget" in answer.get("reason", ""):
+                raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")
+            return self.status == CRASHED
+        return answer["status"] == self.status
+
+
 def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
-                   run_pipeline: Callable, repro: Callable[[Any, dict], dict] | None = None,
+                   run_pipeline: Callable, repro: Callable[..., dict] | None = None,
                    stage: str | None = None) -> dict:
     """The record's `localization` for a stage failure `status` (keys in
     contract/record.py), within `budget` seconds; each attempt forked (`contained`).
     A fail_crash names its `stage` (the one its process died in): an attempt that dies
     there is one that fails the same way."""
     started = time.monotonic()
-    attempts = 0
+    tries = None
     try:
-        stage = _stage_of(status, stage)
+        stage = stage_of(status, stage)
         nodes = computing_nodes(exported.module().graph)
         if not nodes:
             raise localize.NotLocalized("the exported graph has no computing node")
-
-        def fails(count: int) -> bool:
-            nonlocal attempts
-            left = budget - (time.monotonic() - started)
-            if left <= 0:
-                raise localize.NotLocalized(f"budget of {budget:g} s spent "
-                                            f"(after {attempts} attempts)")
-            attempts += 1
-            answer = localize.contained(
-                lambda: attempt(exported, count, inputs, flow, stage, run_pipeline), left)
-            if "status" not in answer:  # the attempt crashed, or ran out of time
-                reason = answer.get("reason", "")
-                if "budget" in reason:
-                    raise localize.NotLocalized(f"budget of {budget:g} s spent "
-                                                f"(after {attempts} attempts)")
-                return status == CRASHED
-            return answer["status"] == status
-
-        if not fails(len(nodes)):
+        tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline,
+                          started + budget)
+        if not tries.fails(0, len(nodes)):
             raise localize.NotLocalized(f"the whole graph exported again does not end "
                                         f"{status}: nothing to bisect")
         low, high = 1, len(nodes)
         while low < high:  # the smallest prefix that fails is in [low, high]
             middle = (low + high) // 2
-            if fails(middle):
+            if tries.fails(0, middle):
                 high = middle
             else:
                 low = middle + 1
         node = _exported_node(exported, nodes[low - 1])
         found = {**localize.describe(node), "method": METHOD, "localized": True,
-                 "attempts": attempts, "prefix": low, "of": len(nodes)}
+                 "attempts": tries.count, "prefix": low, "of": len(nodes)}
         if repro is not None:
-            found["repro"] = _repro(repro, node, exported, inputs)
+            found["repro"] = _repro(repro, node, exported, inputs, started + budget)
         found["seconds"] = round(time.monotonic() - started, 3)
         return found
     except localize.NotLocalized as why:
-        return _not_localized(str(why), started, attempts)
+        text = str(why).replace("budget spent", f"budget of {budget:g} s spent")
+        return _not_localized(text, started, tries.count if tries else 0)
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         return _not_localized(f"{type(error).__name__}: {error}".splitlines()[0][:300],
-                              started, attempts)
+                              started, tries.count if tries else 0)
 
 
-def _stage_of(status: str, stage: str | None) -> str:
+def minimize(exported, inputs: tuple, values: dict, node_name: str, flow, status: str,
+             stage: str, deadline: float, run_pipeline: Callable) -> dict:
+    """For a failure whose op passes alone: the smallest window of the graph that ends at
+    that op and still fails the same way, fed the eager values of the nodes before it
+    (fx_minifier's idea, along one axis: the window's start, by bisection). The record's
+    `repro.subgraph`: {nodes, first, last, attempts, seconds} and the window itself for the
+    caller to write (`module`, `inputs`), or {reason} when even the prefix up to the op
+    does not fail."""
+    started = time.monotonic()
+    names = [n.name for n in computing_nodes(exported.module().graph)]
+    if node_name not in names:
+        return {"reason": f"{node_name} is not a computing node of the program"}
+    end = names.index(node_name) + 1
+    tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline, deadline, values)
+    try:
+        if not tries.fails(0, end):
+            return {"reason": f"the graph up to {node_name}, exported again, does not end "
+                              f"{status}", "attempts": tries.count}
+        low, high = 0, end - 1  # [low, end) fails; [high, end) is the op alone, which passed
+        while high - low > 1:
+            middle = (low + high) // 2
+            if tries.fails(middle, end):
+                low = middle
+            else:
+                high = middle
+    except localize.NotLocalized as why:
+        return {"reason": str(why), "attempts": tries.count}
+    module, _, boundary = window_module(exported, low, end)
+    return {"nodes": end - low, "first": names[low], "last": node_name,
+            "attempts": tries.count, "seconds": round(time.monotonic() - started, 3),
+            "module": module, "inputs": (*inputs, *(values[name] for name in boundary))}
+
+
+def stage_of(status: str, stage: str | None = None) -> str:
+    """The pipeline stage a failing status ends at (a crash: the `stage` it died in)."""
+    if status == MISMATCH:
+        return PIPELINE_ORDER[-1]
     if status == CRASHED:
         if stage in PIPELINE_ORDER[:-1]:
             return stage
@@ -190,11 +261,11 @@ def _exported_node(exported, unlifted):
     return next((n for n in exported.graph.nodes if n.name == unlifted.name), unlifted)
 
 
-def _repro(repro: Callable[[Any, dict], dict], node, exported, inputs: tuple) -> dict:
+def _repro(repro: Callable[..., dict], node, exported, inputs: tuple, deadline: float) -> dict:
     """The op alone on the values its inputs had eagerly (repro.py; it runs the op in a
     forked process, so an op that crashes alone says so)."""
     try:
-        return repro(node, localize.eager_intermediates(exported, list(inputs)))
+        return repro(node, localize.eager_intermediates(exported, list(inputs)), deadline)
     except Exception as error:  # noqa: BLE001 - the localization stands without it
         return {"op": str(node.target), "reproduces": None,
                 "error": f"{type(error).__name__}: {error}".splitlines()[0][:300]}

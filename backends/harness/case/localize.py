@@ -324,7 +324,7 @@ SPLIT = "one node per delegate call"
 
 def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                   budget: float, split: Callable[[], Target] | None = None,
-                  repro: Callable[[Any, dict], dict] | None = None) -> dict:
+                  repro: Callable[..., dict] | None = None) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
@@ -353,7 +353,7 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-             budget: float, repro: Callable[[Any, dict], dict] | None = None) -> dict:
+             budget: float, repro: Callable[..., dict] | None = None) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
     execution order whose runtime output fails `rules`, within `budget` seconds. With
     `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
@@ -382,7 +382,7 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
             found = judged["found"]
             if repro is not None and found.get("node"):
                 clock.check("the minimal repro")
-                found["repro"] = _repro(repro, nodes[found["node"]], eager)
+                found["repro"] = _repro(repro, nodes[found["node"]], eager, started + budget)
             found.update(method=METHOD, localized=True, compared=compared,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
@@ -405,9 +405,9 @@ def _reference(exported) -> str:
         else "exported program, run eagerly"
 
 
-def _repro(repro: Callable[[Any, dict], dict], node, eager: dict) -> dict:
+def _repro(repro: Callable[..., dict], node, eager: dict, deadline: float) -> dict:
     try:
-        return repro(node, eager)
+        return repro(node, eager, deadline)
     except Exception as error:  # noqa: BLE001 - the localization stands without it
         return {"op": str(node.target), "reproduces": None,
                 "error": f"{type(error).__name__}: {error}".splitlines()[0][:300]}

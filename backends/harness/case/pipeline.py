@@ -470,7 +470,7 @@ class OneCall(_SingleMethod):
                 localize.one_node_per_partition(p) for p in inner()]))
 
         inputs = found.replay.inputs
-        alone = self._alone(flow, Status.FAIL_MISMATCH.value)
+        alone = self._alone(flow, Status.FAIL_MISMATCH.value, "compare", exported, inputs)
         return localize.contained(lambda: localize.localize_deep(
             lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
             alone), budget)
@@ -480,17 +480,33 @@ class OneCall(_SingleMethod):
         """Where a stage failure starts (case/bisection.py), in a forked process. `stage`:
         the stage it failed at (a crash's status does not say)."""
         inputs = tuple(pytree.tree_leaves(self.inputs))
-        alone = self._alone(flow, status)
+        alone = self._alone(flow, status, stage, exported, inputs)
         return localize.contained(lambda: bisection.localize_stage(
             exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget)
 
-    def _alone(self, flow: Flow, status: str) -> Callable[[Any, dict], dict]:
+    def _alone(self, flow: Flow, status: str, stage: str | None, exported, inputs
+               ) -> Callable[[Any, dict, float], dict]:
         """The op lowered by itself on its captured inputs (case/repro.py), its folder
-        written where asked."""
+        written where asked; when the op passes alone, the smallest window of the graph
+        ending at it that still fails (bisection.minimize), before `deadline`."""
         where = self.repro_to or {}
         context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
-        return lambda node, values: repro.reproduce(node, values, flow, status,
-                                                    where.get("folder"), context, run_pipeline)
+
+        def alone(node, values: dict, deadline: float) -> dict:
+            found = repro.reproduce(node, values, flow, status, where.get("folder"), context,
+                                    run_pipeline)
+            if found.get("reproduces") is False:
+                window = bisection.minimize(exported, tuple(inputs), values, node.name, flow,
+                                            status, bisection.stage_of(status, stage),
+                                            deadline, run_pipeline)
+                if "module" in window and where.get("folder"):
+                    window["folder"] = repro.write_subgraph(where["folder"], window, flow.name,
+                                                            status, context)
+                found["subgraph"] = {k: v for k, v in window.items()
+                                     if k not in ("module", "inputs")}
+            return found
+
+        return alone
 
 
 @dataclass

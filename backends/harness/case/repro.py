@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from etsuite.backends.harness.case.bisection import dynamic_shapes_of
 from etsuite.backends.harness.case.localize import contained, resolve, source_location
 
 PASSING = ("pass", "pass_undelegated")
@@ -140,6 +141,58 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
         found["error"] = ran["error"].splitlines()[0][:300]
     return {key: found[key] for key in ("op", "status", "reproduces", "folder", "error")
             if key in found}
+
+
+SUBGRAPH_SCRIPT_TEXT = '''"""The smallest window of the graph of {test_id} that still ends {status} with flow
+{flow}: {nodes} nodes, {first} to {last} (the op alone passes). It is the program
+as the flow quantized it, so it is lowered without quantizing again. Run it with the
+flow's environment, e.g.
+    .tox/{tox_env}/bin/python {script}
+It prints the status and exits 1 while the failure reproduces."""
+
+import dataclasses
+import os
+import sys
+
+import torch
+
+from etsuite.backends.harness.case.pipeline import run_pipeline
+from etsuite.backends.harness.flows.registry import builtin_flows
+
+here = os.path.dirname(os.path.abspath(__file__))
+program = torch.export.load(os.path.join(here, "{program}"))
+inputs = torch.load(os.path.join(here, "{inputs}"))
+flows = {{flow.name: flow for flow in builtin_flows()}}
+if "{flow}" not in flows:
+    sys.exit("flow {flow} is not one of this repository's flows (a conftest's?)")
+flow = dataclasses.replace(flows["{flow}"], quantizer=None, source_transform=None)
+unlifted = program.module()  # a plain GraphModule of it (the unlifted one refuses eval())
+outcome = run_pipeline(torch.fx.GraphModule(unlifted, unlifted.graph), tuple(inputs), flow)
+print(outcome.status.value, outcome.error or outcome.margin or "")
+sys.exit(1 if outcome.status.value == "{status}" else 0)
+'''
+SUBGRAPH_PROGRAM, SUBGRAPH_INPUTS, SUBGRAPH_SCRIPT = "subgraph.pt2", "subgraph_inputs.pt", "subgraph.py"
+
+
+def write_subgraph(folder: str, found: dict, flow: str, status: str, context: dict) -> str | None:
+    """The minimized window (bisection.minimize) beside the op's repro: the program
+    exported, its inputs and a script that lowers it with the flow; None past the cap."""
+    root = os.path.dirname(os.path.dirname(folder))
+    if _size(root) > CAP_BYTES:
+        return None
+    os.makedirs(folder, exist_ok=True)
+    inputs = tuple(found["inputs"])
+    program = torch.export.export(found["module"], inputs,
+                                  dynamic_shapes=dynamic_shapes_of(found["module"]))
+    torch.export.save(program, os.path.join(folder, SUBGRAPH_PROGRAM))
+    torch.save(list(inputs), os.path.join(folder, SUBGRAPH_INPUTS))
+    script = os.path.join(folder, SUBGRAPH_SCRIPT)
+    with open(script, "w", encoding="utf-8") as handle:
+        handle.write(SUBGRAPH_SCRIPT_TEXT.format(
+            status=status, flow=flow, nodes=found["nodes"], first=found["first"],
+            last=found["last"], program=SUBGRAPH_PROGRAM, inputs=SUBGRAPH_INPUTS,
+            script=script, **context))
+    return folder
 
 
 def _write(folder: str, target: str, args, kwargs, flow: str, status: str,

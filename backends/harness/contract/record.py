@@ -191,7 +191,10 @@ class Findings:
     # `within` (the first call's boundary) or else `inside` (why not); when not localized,
     # `reason` ("not localized: <why>"). With a node named, `repro`: that op lowered alone
     # on its captured inputs (case/repro.py): {op, status, reproduces (None: the op alone
-    # could not be exported or lowered), folder (reports/repros/..., None past the cap)}.
+    # could not be exported or lowered), folder (reports/repros/..., None past the cap)};
+    # when it passes alone, `repro.subgraph`: the smallest failing window of the graph
+    # ending at it (case/bisection.py `minimize`): {nodes, first, last, attempts, seconds,
+    # folder} or {reason}.
     localization: dict | None = None
 
 
