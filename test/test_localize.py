@@ -381,3 +381,35 @@ def test_a_repro_keeps_the_weights_as_weights_and_a_missing_bias_missing():
     found = repro.reproduce(node, values, PORTABLE, "fail_mismatch", None, {}, run_pipeline)
     assert found == {"op": "aten.conv2d.default", "status": "pass", "reproduces": False,
                      "folder": None}
+
+
+class CountedWave(torch.nn.Module):
+    """A stateful program whose sin counts from the second step on: the first step passes
+    with a lowering that computes sin as cos, the second fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        counted = (self.calls > 1).float()
+        return x + torch.sin(x) * counted
+
+
+def test_a_step_sequence_is_localized_at_its_first_failing_step():
+    """The steps before the failing one run first, on the runtime's one loaded method and
+    eagerly with the buffers each step mutates: the mask that reads the state agrees (had
+    the state not been carried, it would be named), and the sin is."""
+    from etsuite.backends.harness.case.pipeline import run_steps_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    steps = [(torch.randn(2, 5),), (torch.randn(2, 5),), (torch.randn(2, 5),)]
+    outcome = run_steps_pipeline(CountedWave(), steps, _swapping_flow(PORTABLE, "sin_as_cos"),
+                                 localize_budget=60.0)
+    assert outcome.status.value == "fail_mismatch" and outcome.failed_step == 1, outcome.error
+    found = outcome.localization
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("sin", "aten.sin.default")
+    assert found["compared"] >= 3  # the count, the mask and its cast matched first
+    assert found["repro"]["reproduces"] is True

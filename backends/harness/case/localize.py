@@ -21,6 +21,7 @@ so a runtime that crashes with ETDump on, or a localization that overruns its bu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -324,18 +325,19 @@ SPLIT = "one node per delegate call"
 
 def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                   budget: float, split: Callable[[], Target] | None = None,
-                  repro: Callable[..., dict] | None = None) -> dict:
+                  repro: Callable[..., dict] | None = None,
+                  earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
-    found = localize(target, runtime, inputs, rules, budget, repro)
+    found = localize(target, runtime, inputs, rules, budget, repro, earlier)
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
             or boundary.get("nodes", 0) <= 1:
         return found
     try:
         inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
-                         repro)
+                         repro, earlier)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
         inner = not_localized(f"lowering one node per delegate call failed: "
                               f"{type(error).__name__}: {error}".splitlines()[0][:300], started)
@@ -353,7 +355,8 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-             budget: float, repro: Callable[..., dict] | None = None) -> dict:
+             budget: float, repro: Callable[..., dict] | None = None,
+             earlier: list | tuple = ()) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
     execution order whose runtime output fails `rules`, within `budget` seconds. With
     `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
@@ -365,9 +368,9 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                                f"from this host's ExecuTorch runtime")
         clock = _Budget(budget, started)
         clock.check("start")
-        eager = eager_intermediates(target.exported, inputs)
+        eager = eager_intermediates(target.exported, inputs, earlier)
         clock.check("the eager run")
-        events = runtime_intermediates(target, inputs)
+        events = runtime_intermediates(target, inputs, earlier)
         clock.check("the ETDump run")
         nodes = {n.name: n for n in target.exported.graph.nodes}
         order = {name: index for index, name in enumerate(nodes)}
@@ -423,23 +426,16 @@ class _Budget:
             raise NotLocalized(f"budget of {self.seconds:g} s spent (at {where})")
 
 
-def eager_intermediates(exported, inputs: list) -> dict:
+def eager_intermediates(exported, inputs: list, earlier: list | tuple = ()) -> dict:
     """Every node's output of the exported graph run eagerly on the flat program inputs,
     by node name. The model's parameters, buffers and constants come as `nn.Parameter`
-    (not trainable): the minimal repro keeps them as its module's weights (repro.OneOp)."""
+    (not trainable): the minimal repro keeps them as its module's weights (repro.OneOp).
+    A stateful program runs the `earlier` steps' inputs first, each step's buffer
+    mutations (outputs of the functional graph) becoming the next step's buffers."""
     signature = exported.graph_signature
-    user = iter(inputs)
-    args = []
-    for spec in signature.input_specs:
-        kind = spec.kind.name
-        if kind == "USER_INPUT":
-            args.append(next(user))
-        elif kind in ("PARAMETER", "BUFFER") and spec.target in exported.state_dict:
-            args.append(exported.state_dict[spec.target])
-        elif spec.target in exported.constants:
-            args.append(exported.constants[spec.target])
-        else:
-            raise NotLocalized(f"no value for the exported program's input {spec.arg.name}")
+    state = {spec.target: _weight(exported.state_dict[spec.target])
+             for spec in signature.input_specs if spec.kind.name in ("PARAMETER", "BUFFER")
+             and spec.target in exported.state_dict}
     values: dict = {}
 
     class Recorder(torch.fx.Interpreter):
@@ -449,9 +445,33 @@ def eager_intermediates(exported, inputs: list) -> dict:
                 values[node.name] = value
             return value
 
-    with torch.no_grad():
-        Recorder(exported.graph_module).run(*args)
+    for step in [*earlier, inputs]:
+        values.clear()
+        user = iter(step)
+        args = []
+        for spec in signature.input_specs:
+            if spec.kind.name == "USER_INPUT":
+                args.append(next(user))
+            elif spec.target in state:
+                args.append(state[spec.target])
+            elif spec.target in exported.constants:
+                args.append(_weight(exported.constants[spec.target]))
+            else:
+                raise NotLocalized(f"no value for the exported program's input "
+                                   f"{spec.arg.name}")
+        with torch.no_grad():
+            outputs = Recorder(exported.graph_module).run(*args)
+        for spec, value in zip(signature.output_specs, pytree.tree_leaves(outputs), strict=False):
+            if spec.kind.name == "BUFFER_MUTATION":
+                state[spec.target] = _weight(value)
     return values
+
+
+def _weight(value):
+    """A model's tensor as a non-trainable `nn.Parameter` (other values as they are)."""
+    if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+        return torch.nn.Parameter(value, requires_grad=False)
+    return value
 
 
 @dataclass
@@ -463,17 +483,20 @@ class RuntimeEvent:
     delegate: str | None     # the backend of a delegate call
 
 
-def runtime_intermediates(target: Target, inputs: list) -> list[RuntimeEvent]:
-    """Run the program with ETDump intermediate outputs on; the last event of each set of
-    debug handles (an op decomposed into several keeps its final value), in execution
-    order."""
+def runtime_intermediates(target: Target, inputs: list,
+                          earlier: list | tuple = ()) -> list[RuntimeEvent]:
+    """Run the program with ETDump intermediate outputs on (after the `earlier` steps, on
+    the same loaded method, for a stateful program); the last event of each set of debug
+    handles (an op decomposed into several keeps its final value), in execution order."""
     from executorch.devtools import Inspector
     from executorch.devtools.etrecord import ETRecord
     from executorch.runtime import Runtime
 
     size = _buffer_size(target.exported)
     program = Runtime.get().load_program(target.pte, enable_etdump=True, debug_buffer_size=size)
-    program.load_method("forward").execute(inputs)
+    method = program.load_method("forward")
+    for step in [*earlier, inputs]:
+        method.execute(step)
     with tempfile.TemporaryDirectory(prefix="etsuite-localize-") as folder:
         etdump, debug = os.path.join(folder, "run.etdp"), os.path.join(folder, "debug.bin")
         program.write_etdump_result_to_file(etdump, debug)
@@ -484,7 +507,8 @@ def runtime_intermediates(target: Target, inputs: list) -> list[RuntimeEvent]:
             _debug_handle_map=_json(target.maps.debug_handles),
             _delegate_map=_json(target.maps.delegates),
             _instruction_id_to_num_outs_map=_json(target.maps.outputs))
-        inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug, etrecord=record)
+        with _last_iteration_only(bool(earlier)):
+            inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug, etrecord=record)
     last: dict[tuple, tuple[int, RuntimeEvent]] = {}
     position = 0
     for block in inspector.event_blocks:
@@ -501,6 +525,34 @@ def runtime_intermediates(target: Target, inputs: list) -> list[RuntimeEvent]:
                 outputs = outputs[len(outputs) - event.num_outputs:]
             last[handles] = (position, RuntimeEvent(handles, outputs, delegate))
     return [event for _, event in sorted(last.values(), key=lambda pair: pair[0])]
+
+
+@contextlib.contextmanager
+def _last_iteration_only(wanted: bool):
+    """The Inspector takes repeated executions of a method (one ETDump run each) as
+    iterations that must log the same values; a step sequence's steps log different
+    values, and the last step's are wanted. While `wanted`, the ETDump it reads keeps its
+    last run only (through the private loader it calls, checked on executorch 1.5.1;
+    another version may lack it)."""
+    if not wanted:
+        yield
+        return
+    from executorch.devtools.inspector import _inspector
+
+    original = getattr(_inspector, "gen_etdump_object", None)
+    if original is None:
+        raise NotLocalized("this executorch's Inspector cannot read one step of several")
+
+    def last_run(*args, **kwargs):
+        etdump = original(*args, **kwargs)
+        etdump.run_data = etdump.run_data[-1:]
+        return etdump
+
+    _inspector.gen_etdump_object = last_run
+    try:
+        yield
+    finally:
+        _inspector.gen_etdump_object = original
 
 
 def _json(value):

@@ -450,63 +450,70 @@ class OneCall(_SingleMethod):
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
-        """Where the mismatch starts (case/localize.py), in a forked process: the program is
-        lowered there again, so a subtest that passes pays nothing for it (serializing
-        rewrites the edge graph in place, so its provenance must be read before). Inside a
-        delegate, the same with the partitioner's choice one node per delegate call."""
+        """Where the mismatch starts (case/localize.py), in a forked process."""
         assert found.replay is not None
-
-        def lowered(recipe: Flow) -> localize.Target:
-            edge = lower(exported, recipe)
-            lineage = localize.Lineage.of(edge.exported_program(), exported)
-            program = self.serialize(edge)
-            return localize.Target(program.buffer, exported, edge.exported_program(),
-                                   lineage, localize.ProgramMaps.of(program))
-
-        def split() -> localize.Target:
-            assert flow.partitioners is not None
-            inner = flow.partitioners
-            return lowered(dataclasses.replace(flow, partitioners=lambda: [
-                localize.one_node_per_partition(p) for p in inner()]))
-
-        inputs = found.replay.inputs
-        alone = self._alone(flow, Status.FAIL_MISMATCH.value, "compare", exported, inputs)
-        return localize.contained(lambda: localize.localize_deep(
-            lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
-            alone), budget)
+        alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported,
+                       found.replay.inputs, self.repro_to)
+        return _localize_mismatch(exported, runtime, rules, budget, flow,
+                                  found.replay.inputs, (), alone)
 
     def localize_stage(self, exported, flow: Flow, status: str, budget: float,
                        stage: str | None = None) -> dict:
         """Where a stage failure starts (case/bisection.py), in a forked process. `stage`:
         the stage it failed at (a crash's status does not say)."""
         inputs = tuple(pytree.tree_leaves(self.inputs))
-        alone = self._alone(flow, status, stage, exported, inputs)
+        alone = _alone(flow, status, stage, exported, inputs, self.repro_to)
         return localize.contained(lambda: bisection.localize_stage(
             exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget)
 
-    def _alone(self, flow: Flow, status: str, stage: str | None, exported, inputs
-               ) -> Callable[[Any, dict, float], dict]:
-        """The op lowered by itself on its captured inputs (case/repro.py), its folder
-        written where asked; when the op passes alone, the smallest window of the graph
-        ending at it that still fails (bisection.minimize), before `deadline`."""
-        where = self.repro_to or {}
-        context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
 
-        def alone(node, values: dict, deadline: float) -> dict:
-            found = repro.reproduce(node, values, flow, status, where.get("folder"), context,
-                                    run_pipeline)
-            if found.get("reproduces") is False:
-                window = bisection.minimize(exported, tuple(inputs), values, node.name, flow,
-                                            status, bisection.stage_of(status, stage),
-                                            deadline, run_pipeline)
-                if "module" in window and where.get("folder"):
-                    window["folder"] = repro.write_subgraph(where["folder"], window, flow.name,
-                                                            status, context)
-                found["subgraph"] = {k: v for k, v in window.items()
-                                     if k not in ("module", "inputs")}
-            return found
+def _localize_mismatch(exported, runtime, rules, budget: float, flow: Flow, inputs: list,
+                       earlier: list | tuple, alone) -> dict:
+    """Where a mismatch starts (case/localize.py), in a forked process: the program is
+    lowered there again, so a subtest that passes pays nothing for it (serializing rewrites
+    the edge graph in place, so its provenance must be read before). Inside a delegate,
+    the same with the partitioner's choice one node per delegate call."""
+    def lowered(recipe: Flow) -> localize.Target:
+        edge = lower(exported, recipe)
+        lineage = localize.Lineage.of(edge.exported_program(), exported)
+        program = edge.to_executorch()
+        return localize.Target(program.buffer, exported, edge.exported_program(),
+                               lineage, localize.ProgramMaps.of(program))
 
-        return alone
+    def split() -> localize.Target:
+        assert flow.partitioners is not None
+        inner = flow.partitioners
+        return lowered(dataclasses.replace(flow, partitioners=lambda: [
+            localize.one_node_per_partition(p) for p in inner()]))
+
+    return localize.contained(lambda: localize.localize_deep(
+        lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
+        alone, earlier), budget)
+
+
+def _alone(flow: Flow, status: str, stage: str | None, exported, inputs,
+           repro_to: dict | None) -> Callable[[Any, dict, float], dict]:
+    """The op lowered by itself on its captured inputs (case/repro.py), its folder
+    written where asked; when the op passes alone, the smallest window of the graph
+    ending at it that still fails (bisection.minimize), before `deadline`."""
+    where = repro_to or {}
+    context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
+
+    def alone(node, values: dict, deadline: float) -> dict:
+        found = repro.reproduce(node, values, flow, status, where.get("folder"), context,
+                                run_pipeline)
+        if found.get("reproduces") is False:
+            window = bisection.minimize(exported, tuple(inputs), values, node.name, flow,
+                                        status, bisection.stage_of(status, stage),
+                                        deadline, run_pipeline)
+            if "module" in window and where.get("folder"):
+                window["folder"] = repro.write_subgraph(where["folder"], window, flow.name,
+                                                        status, context)
+            found["subgraph"] = {k: v for k, v in window.items()
+                                 if k not in ("module", "inputs")}
+        return found
+
+    return alone
 
 
 @dataclass
@@ -543,8 +550,18 @@ class StepCalls(_SingleMethod):
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
-        return localize.not_localized("stateful programs are not localized yet",
-                                      time.monotonic())
+        """Where the first failing step's mismatch starts: the steps before it run first,
+        on the runtime's one loaded method and eagerly with the buffers each step mutates
+        (case/localize.py), in a forked process."""
+        if isinstance(exported, dict):
+            return localize.not_localized("a program of several methods is not localized "
+                                          "yet", time.monotonic())
+        if found.failed_step is None:
+            return localize.not_localized("no step failed its rule", time.monotonic())
+        steps = [flat_inputs(step) for step in self.steps[:found.failed_step + 1]]
+        alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported, steps[-1], None)
+        return _localize_mismatch(exported, runtime, rules, budget, flow, steps[-1],
+                                  steps[:-1], alone)
 
     def localize_stage(self, exported, flow: Flow, status: str, budget: float,
                        stage: str | None = None) -> dict:
