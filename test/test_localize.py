@@ -413,3 +413,13 @@ def test_a_step_sequence_is_localized_at_its_first_failing_step():
     assert (found["node"], found["target"]) == ("sin", "aten.sin.default")
     assert found["compared"] >= 3  # the count, the mask and its cast matched first
     assert found["repro"]["reproduces"] is True
+
+
+def test_an_in_place_op_is_reproduced_by_its_out_of_place_variant():
+    from etsuite.backends.harness.case.repro import functional
+
+    assert functional("aten.index_put_.default") == "aten.index_put.default"
+    assert functional("aten.relu_.default") == "aten.relu.default"
+    assert functional("aten.sin.default") == "aten.sin.default"
+    assert functional("aten._to_copy.default") == "aten._to_copy.default"
+    assert functional("aten.no_such_op_.default") == "aten.no_such_op_.default"

@@ -12,6 +12,7 @@ quantizer's calibration over the whole model): the record says so.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ SCRIPT_TEXT = '''"""Lowers {target} alone with flow {flow} on the inputs it had 
     .tox/{tox_env}/bin/python {script}
 It prints the status and exits 1 while the failure reproduces."""
 
+import dataclasses
 import os
 import sys
 
@@ -46,7 +48,9 @@ flows = {{flow.name: flow for flow in builtin_flows()}}
 if "{flow}" not in flows:
     sys.exit("flow {flow} is not one of this repository's flows (a conftest's?)")
 module, tensors = OneOp.from_saved(saved)
-outcome = run_pipeline(module, tensors, flows["{flow}"])
+# the op comes from the program after the flow's source transformation (an LLM recipe's)
+flow = dataclasses.replace(flows["{flow}"], source_transform=None)
+outcome = run_pipeline(module, tensors, flow)
 print(outcome.status.value, outcome.error or outcome.margin or "")
 sys.exit(1 if outcome.status.value == "{status}" else 0)
 '''
@@ -91,6 +95,21 @@ class OneOp(torch.nn.Module):
         return resolve(self.target)(*args, **kwargs)
 
 
+def functional(target: str) -> str:
+    """The out-of-place variant of an in-place op (`aten.index_put_.default` ->
+    `aten.index_put.default`), which computes the same value without mutating an input
+    the op alone would have to carry as state; any other op as it is."""
+    namespace, name, overload = (target.split(".") + ["", ""])[:3]
+    if not name.endswith("_") or name.startswith("_"):
+        return target
+    candidate = f"{namespace}.{name[:-1]}.{overload}"
+    try:
+        resolve(candidate)
+    except AttributeError:
+        return target
+    return candidate
+
+
 def op_call(node, values: dict) -> tuple[tuple, dict]:
     """The node's arguments with each input node replaced by its value in the run."""
     def value_of(arg):
@@ -114,7 +133,7 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
     cap). `context`: test_id and tox_env, for the script's docstring. `run_pipeline` is
     the pipeline's own (passed in: the pipeline calls this module). The folder is written
     first and the op runs in a forked process: a crash alone is `fail_crash`."""
-    target = str(node.target)
+    target = functional(str(node.target))
     args, kwargs = op_call(node, values)
     found: dict[str, Any] = {"op": target, "folder": None}
     if folder is not None:
@@ -124,7 +143,9 @@ def reproduce(node, values: dict, flow, status: str, folder: str | None,
 
     def alone() -> dict:
         module, tensors = OneOp.from_saved({"target": target, "args": args, "kwargs": kwargs})
-        outcome = run_pipeline(module, tensors, flow)
+        # the op comes from the program after the flow's source transformation (an LLM
+        # recipe's), which is not applied again to the op alone
+        outcome = run_pipeline(module, tensors, dataclasses.replace(flow, source_transform=None))
         return {"status": outcome.status.value if outcome.status is not None else "unknown",
                 "error": outcome.error}
 
