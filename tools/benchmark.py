@@ -436,8 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n## Our own operator modules per XNNPACK flow\n")
             print(own_suites_table(names, options, scratch))
         if "localize" not in skip and flows:
-            print("\n## What localization costs (ours, cold)\n")
-            print(localization_table(ours, flows, options, scratch))
+            print("\n## What localization costs (our own operator modules, cold)\n")
+            print(localization_table(own_modules(names, options), flows, options, scratch))
     finally:
         if warm:
             warm.stop()
@@ -451,12 +451,15 @@ def main(argv: list[str] | None = None) -> int:
 LOCALIZE_MODES = ("off", "undeclared", "all")
 
 
-def localization_table(ours: list[str], flows: list[str], options, scratch: str) -> str:
-    """The same cases under each --localize mode, alternating (`--repeat`): wall time, and
+def localization_table(modules: list[str], flows: list[str], options, scratch: str) -> str:
+    """Our modules under each --localize mode, alternating (`--repeat`): wall time, and
     per localized failure its seconds. `off` against `undeclared` (the default) is the
-    cost of a run whose failures are all declared, which should be none; `all` localizes
-    the declared failures too, which is what one failure costs."""
-    args = [*ours, *(a for flow in flows for a in ("--flow", flow)), "-n", options.workers]
+    cost of a run whose failures are all declared (the backend's expectations name them),
+    which should be none; `all` localizes the declared failures too, which is what one
+    failure costs."""
+    if not modules:
+        return "- none of the selected modules exists in backends/suite/operators"
+    args = [*modules, *(a for flow in flows for a in ("--flow", flow)), "-n", options.workers]
     runs: dict[str, list[Run]] = {mode: [] for mode in LOCALIZE_MODES}
     for repeat in range(max(options.repeat, 1)):
         for mode in LOCALIZE_MODES:
@@ -482,13 +485,17 @@ def localization_table(ours: list[str], flows: list[str], options, scratch: str)
             f"(failures localized by default: only those no entry declares)")
 
 
+def own_modules(names: list[str], options) -> list[str]:
+    """Our operator modules of the same names (the folder with --full)."""
+    if options.full:
+        return ["backends/suite/operators"]
+    return [os.path.join("backends", "suite", "operators", name) for name in names
+            if os.path.exists(os.path.join("backends", "suite", "operators", name))]
+
+
 def own_suites_table(names: list[str], options, scratch: str) -> str:
     """Our modules of the same names (every module with --full), timed per XNNPACK flow."""
-    if options.full:
-        modules = ["backends/suite/operators"]
-    else:
-        modules = [os.path.join("backends", "suite", "operators", name) for name in names
-                   if os.path.exists(os.path.join("backends", "suite", "operators", name))]
+    modules = own_modules(names, options)
     if not modules:
         return "- none of the selected modules exists in backends/suite/operators"
     rows, walls = [], []
