@@ -51,7 +51,12 @@ from etsuite.backends.harness.contract.record import (
 )
 from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
 from etsuite.backends.harness.flows.flow import Flow
-from etsuite.backends.harness.flows.runtimes import LoweredProgram, Runtime, RuntimeStatus
+from etsuite.backends.harness.flows.runtimes import (
+    ExecuTorchRuntime,
+    LoweredProgram,
+    Runtime,
+    RuntimeStatus,
+)
 from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
@@ -450,8 +455,14 @@ class OneCall(_SingleMethod):
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
-        """Where the mismatch starts (case/localize.py), in a forked process."""
+        """Where the mismatch starts (case/localize.py), in a forked process. A program
+        that ran elsewhere than on this host's ExecuTorch runtime (a runner, the TOSA
+        reference model) has no ETDump here: its mismatch is bisected over prefixes of
+        the graph instead, each prefix run where the program ran (case/bisection.py)."""
         assert found.replay is not None
+        if not isinstance(runtime, ExecuTorchRuntime):
+            return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, budget,
+                                       "compare")
         alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported,
                        found.replay.inputs, self.repro_to)
         return _localize_mismatch(exported, runtime, rules, budget, flow,
