@@ -398,7 +398,6 @@ def test_a_mismatch_on_a_runner_is_bisected_where_it_ran(tmp_path):
     from etsuite.backends.harness.remote.kinds import parse_spec
     from etsuite.backends.harness.remote.runtime import RunnerRuntime
     from etsuite.backends.portable.flows import PORTABLE
-
     from test_localize import Wave, _swapping_flow
 
     runner = RunnerRuntime((parse_spec("process"),), str(tmp_path))
