@@ -249,7 +249,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
          ) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage, crashed_at)
-    exported = restore = None
+    exported = None
     try:
         with torch.no_grad():
             expected = timer.run("eager", lambda: calls.reference(model))
@@ -261,9 +261,8 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
-        restore = _keep_weights(exported)
         _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome,
-                           localize_budget, restore)
+                           localize_budget)
     except StageError as failure:
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
@@ -274,8 +273,6 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
     if localize_budget is not None and exported is not None and outcome.status is not None \
             and outcome.status.value in bisection.BISECTED:
         on_stage("localize")
-        if restore is not None:
-            restore()
         outcome.localization = calls.localize_stage(exported, flow, outcome.status.value,
                                                     localize_budget, outcome.stage)
     return outcome
@@ -283,15 +280,13 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
 
 def _keep_weights(exported) -> Callable[[], None]:
     """A lowering may take constants out of the exported program it lowers (OpenVINO's
-    does); localization lowers and runs that program again. The tables are kept (by
-    reference: nothing is copied) and `restore()` puts back what was taken."""
-    if isinstance(exported, dict):  # several methods: not localized
-        return lambda: None
-    kept = [(table, dict(table)) for table in (exported.state_dict, exported.constants)]
+    does), and localization lowers and runs that program again: `restore()` puts back
+    what was taken (the tables' entries are kept by reference: no tensor is copied)."""
+    weights, constants = dict(exported.state_dict), dict(exported.constants)
 
-    def restore() -> None:
-        for table, before in kept:
-            table.update(before)
+    def restore() -> None:  # into the tables the program has now (a lowering may swap them)
+        exported.state_dict.update(weights)
+        exported.constants.update(constants)
 
     return restore
 
@@ -306,13 +301,18 @@ def lower(exported, flow: Flow):
     speedups.after_backend_imports()  # the partitioners' modules are imported by now
     compile_config = flow.edge_compile_config() if flow.edge_compile_config else None
     passes = flow.transform_passes() if flow.transform_passes is not None else None
-    return to_edge_transform_and_lower(exported, transform_passes=passes,
-                                       partitioner=partitioners, compile_config=compile_config)
+    restore = [_keep_weights(e) for e in (exported.values() if isinstance(exported, dict)
+                                          else [exported])]
+    try:
+        return to_edge_transform_and_lower(exported, transform_passes=passes,
+                                           partitioner=partitioners, compile_config=compile_config)
+    finally:
+        for put_back in restore:  # the exported program stays as it was, to be lowered again
+            put_back()
 
 
 def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
-                       found: PipelineOutcome, localize_budget: float | None,
-                       restore: Callable[[], None]) -> None:
+                       found: PipelineOutcome, localize_budget: float | None) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
@@ -371,7 +371,6 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
             Status.FAIL_MISMATCH, "compare", comparison.message
         if localize_budget is not None:
             timer.on_stage("localize")
-            restore()
             found.localization = calls.localize(exported, runtime, rules, localize_budget,
                                                 found, flow)
     elif flow.delegates and computing_ops(delegated) == 0:
