@@ -58,7 +58,7 @@ help: ## list the targets
 	@echo "                          (or, from a killed run, the finished tests of reports/<name>.partial.jsonl)"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
-	@echo "make clean                remove reports/, .tox/ and .tools/"
+	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
 $(TOX):
@@ -216,4 +216,4 @@ update-durations: $(TOX)
 	$(TOX) -e durations -- --backend $(BACKEND) $(REPORTS)
 
 clean:
-	rm -rf reports .tox $(TOOLS)
+	rm -rf reports .tox .build $(TOOLS)

@@ -313,7 +313,8 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
   try {
     auto begin = std::chrono::steady_clock::now();
     Module module(pte, Module::LoadMode::File);
-    Error error = module.load();
+    // Verified as the in-process runtime (executorch.runtime) verifies a program.
+    Error error = module.load(executorch::runtime::Program::Verification::InternalConsistency);
     if (error != Error::Ok) throw std::runtime_error("loading the program failed: " + describe(error));
     error = module.load_method(method);
     if (error != Error::Ok) {
