@@ -7,6 +7,7 @@
 //   etsuite-native-runner --job DIR --outputs OUT [--iterations N]
 //   etsuite-native-runner PTE MANIFEST OUT [--iterations N]   (the adb runner's {pte} {inputs} {outputs})
 //   etsuite-native-runner --probe                              this binary's backends, as JSON
+//   --die-with-parent (Linux)                                  exit when the starting process does
 //
 // Besides the outputs, the answer says what the call cost: a first call (whose outputs are
 // the answer's), then N more timed calls (median, p90, min), the process's peak resident
@@ -17,12 +18,16 @@
 #include <executorch/extension/tensor/tensor_ptr.h>
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/platform/runtime.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -371,6 +376,17 @@ int usage(const char* problem) {
 
 }  // namespace
 
+// --die-with-parent: killed with the process that started it (the host's `native` kind,
+// whose test may be killed at its time limit), as the host's other runners are.
+bool die_with_parent() {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  return getppid() != 1;  // that parent is gone already
+#else
+  return true;
+#endif
+}
+
 int main(int argc, char** argv) {
   executorch::runtime::runtime_init();
   std::string job_folder, outputs;
@@ -387,6 +403,8 @@ int main(int argc, char** argv) {
       probe.set("backends", backends);
       std::cout << probe.dump(0) << "\n";
       return 0;
+    } else if (arg == "--die-with-parent") {
+      if (!die_with_parent()) return 2;
     } else if (arg == "--job") {
       job_folder = value();
     } else if (arg == "--outputs") {
