@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench warm warm-stop update-expectations update-durations clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-durations clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -43,6 +43,9 @@ help: ## list the targets
 	@echo "                          N shards balanced by backends/<name>/durations.json"
 	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
 	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
+	@echo "make native-runner [NATIVE_ENV=xnnpack]"
+	@echo "                          build the native C++ runner (--runner '*=native') against that env's"
+	@echo "                          executorch wheel -> .build/native-runner/<key>/etsuite-native-runner"
 	@echo "make warm [WARM_ENV=xnnpack]  start this checkout's warm process (then ETSUITE_WARM=1 or"
 	@echo "                          pytest --warm); make warm-stop stops it"
 	@echo "make check-declared [BACKEND=<name>]"
@@ -55,7 +58,7 @@ help: ## list the targets
 	@echo "                          (or, from a killed run, the finished tests of reports/<name>.partial.jsonl)"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
-	@echo "make clean                remove reports/, .tox/ and .tools/"
+	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
 $(TOX):
@@ -119,6 +122,16 @@ page: $(TOX)
 
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
+
+# The native runner (docs/how-to/run-programs-elsewhere.md): the C++ source of
+# backends/harness/remote/cpp/ built against the executorch wheel of a backend's
+# environment (NATIVE_ENV, default xnnpack) with that environment's CMake (PyPI's, from the
+# executorch extra). The `native` runner kind builds it on first use too; this builds it
+# ahead and prints its path.
+NATIVE_ENV ?= xnnpack
+native-runner: $(TOX)
+	$(TOX) -q -e $(NATIVE_ENV) --notest
+	.tox/$(NATIVE_ENV)/bin/python -m etsuite.backends.harness.remote.native
 
 # The warm process (docs/how-to/use-the-warm-process.md): `make warm` starts the one of a backend's
 # environment (WARM_ENV, default xnnpack) for this checkout; runs then use it with
@@ -203,4 +216,4 @@ update-durations: $(TOX)
 	$(TOX) -e durations -- --backend $(BACKEND) $(REPORTS)
 
 clean:
-	rm -rf reports .tox $(TOOLS)
+	rm -rf reports .tox .build $(TOOLS)

@@ -460,7 +460,7 @@ def test_a_spec_no_kind_claims_lists_the_plugin_kinds_too(pytester):
     result = pytester.runpytest("--collect-only", "--runner", "xnnpack=telnet://x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "is none of: process, ssh://[user@]host[:port], adb://SERIAL?runner=PATH, " \
-           "cmd:TEMPLATE, loop:LABEL" in result.stderr.str()
+           "cmd:TEMPLATE, native[?iterations=N], loop:LABEL" in result.stderr.str()
 
 
 def test_a_kind_name_taken_twice_is_a_usage_error(pytester):

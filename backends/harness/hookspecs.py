@@ -19,7 +19,7 @@ def pytest_etsuite_flows(config: pytest.Config) -> list[Flow]:
 
 
 def pytest_etsuite_runner_kinds(config: pytest.Config) -> list[RunnerKind]:
-    """Return runner kinds to add to the built-in ones (process, ssh, adb, cmd): objects
+    """Return runner kinds to add to the built-in ones (process, ssh, adb, cmd, native): objects
     of the `remote.kinds.RunnerKind` shape, e.g. a board reached over a vendor's own
     transport. A `--runner` spec goes to the first kind that claims it. Called once at
     configure time, and only when a runner is asked for."""

@@ -389,6 +389,7 @@ def _take_execution(runtime, loaded, found: PipelineOutcome) -> None:
         for stage in ("load", "run"):  # the host's wall times, split by the runner
             found.timings.pop(stage, None)
         found.timings.update(execution.timings)
+        found.cost = execution.cost
 
 
 class _SingleMethod:

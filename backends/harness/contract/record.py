@@ -159,6 +159,12 @@ class Findings:
     verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
     margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
+    # What executing the program cost where it ran, as the runner measured it (the native
+    # runner, docs/reference/exchange-format.md; None: the runtime measured nothing): after
+    # a first call whose outputs were judged, `calls`: [{method, iterations, median, p90,
+    # min}] in seconds over that many timed calls; `peak_rss_bytes` of the executing
+    # process; `planned_memory`: {method: [bytes of each memory-planned buffer]}.
+    cost: dict | None = None
     # Stateful subtests only (`lower_and_run_steps`; None otherwise): how many steps ran
     # on the one loaded method, each step's max abs error per output, the first step that
     # failed (0-based; None: none did), the runtime's milliseconds per step (the first is

@@ -60,11 +60,12 @@ class Runtime(Protocol):
 class Execution:
     """What a runtime that executes elsewhere says about one execution: the runner that
     ran it (the record's `runtime`: one device of a pool) and its time split into stages
-    (`wait` for a free device, `transfer`, `startup`, `load`, `run`), which replace the
-    pipeline's own `load` and `run` wall times in the record."""
+    (`wait` for a free device, `transfer`, `startup`, `load`, `run`, `repeat`), which
+    replace the pipeline's own `load` and `run` wall times in the record."""
 
     runtime: str
     timings: dict = field(default_factory=dict)
+    cost: dict | None = None   # what the runner measured the calls cost (record's `cost`)
 
 
 class RuntimeStatus(Exception):

@@ -24,6 +24,10 @@ PROGRAM = "program.pte"
 # the runtime lacks a delegate; the subtest ends lowered_not_run with `reason`), or
 # raised at `stage` "load" or "run" (`error`).
 STATUSES = ("ok", "missing", "error")
+# The stages an answer's `timings` may name (seconds each; the rest of the exchange's wall
+# time is `transfer`): the first call is `run`, the native runner's timed calls after it
+# `repeat`. Its `cost` says what those calls took each (docs/reference/exchange-format.md).
+TIMINGS = ("startup", "load", "run", "repeat")
 
 
 def dtype_name(dtype) -> str:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # the state names this module's RunnerChoice
 
 RUNNERS_INI = "etsuite_runners"
 RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
-                "process, ssh://[user@]host[:port][?python=...&identity=...], "
+                "process, native[?iterations=N] (the C++ runner built from the wheel), "
+                "ssh://[user@]host[:port][?python=...&identity=...], "
                 "adb://SERIAL?runner=PATH, cmd:TEMPLATE with {pte} {inputs} {outputs}, or a "
                 "kind a plugin adds (pytest_etsuite_runner_kinds); "
                 "several specs separated by commas are a pool (repeatable)")

@@ -112,8 +112,10 @@ class RunnerRuntime:
                                  f"{reply.exit_detail or error}", stage="run",
                                  rerun=False) from None
         spent = {k: float(v) for k, v in (manifest.get("timings") or {}).items()
-                 if k in ("startup", "load", "run") and isinstance(v, (int, float))}
+                 if k in exchange.TIMINGS and isinstance(v, (int, float))}
         execution.timings.update(spent)
+        if isinstance(manifest.get("cost"), dict):
+            execution.cost = manifest["cost"]
         execution.timings["transfer"] = round(max(reply.seconds - sum(spent.values()), 0.0), 4)
         if manifest["status"] == "missing":
             raise RuntimeStatus(Status.LOWERED_NOT_RUN,

@@ -1,0 +1,226 @@
+"""The native runner (remote/cpp/, built by remote/native.py, run by the `native` kind):
+built for real against this environment's executorch wheel with PyPI's CMake, then given
+real programs. It must give the in-process verdicts and the same output bytes, measure
+what the calls cost, answer "missing" for a delegate it lacks and "error" at load for a
+program that is not one."""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.flows.runtimes import RuntimeStatus
+from etsuite.backends.harness.remote import exchange, native
+from etsuite.backends.harness.remote.kinds import parse_spec
+from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
+from etsuite.backends.harness.remote.spec import SpecError
+from test_runners import actual_outputs
+
+pytestmark = pytest.mark.slow
+
+PROGRAMS = """
+import torch
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Conv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, kernel_size=3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def test_add(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(4, 3), torch.randn(4, 3)))
+
+
+def test_linear(test_runner):
+    test_runner.lower_and_run_model(Linear(), (torch.randn(2, 8),))
+
+
+def test_conv(test_runner):
+    test_runner.lower_and_run_model(Conv(), (torch.randn(1, 3, 8, 8),))
+"""
+
+
+@pytest.fixture(scope="session")
+def binary() -> Path:
+    """The runner of the shared build cache (built once for every test that needs it)."""
+    return native.ensure_binary()
+
+
+@pytest.fixture
+def programs(pytester):
+    pytester.makepyfile(test_programs=PROGRAMS)
+    return pytester
+
+
+def add_program() -> bytes:
+    """A real portable program: x + y."""
+    from executorch.exir import to_edge
+
+    class Add(torch.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    exported = torch.export.export(Add(), (torch.randn(2, 3), torch.randn(2, 3)))
+    return bytes(to_edge(exported).to_executorch().buffer)
+
+
+def native_runtime(tmp_path, spec: str = "native") -> RunnerRuntime:
+    return RunnerRuntime((parse_spec(spec),), str(tmp_path / "pool"), option=f"*={spec}")
+
+
+def test_the_runner_builds_from_the_wheel_and_rebuilds_only_on_change(tmp_path, monkeypatch):
+    """A fresh build folder: CMake (>= 3.28) configures against the wheel's package and
+    the binary lists the delegates the wheel ships; asked again it is reused, and a
+    changed source gets a build of its own."""
+    monkeypatch.setenv("ETSUITE_NATIVE_BUILD", str(tmp_path / "build"))
+    built = native.ensure_binary()
+    assert built.is_relative_to(tmp_path / "build") and os.access(built, os.X_OK)
+    probe = json.loads(subprocess.run([str(built), "--probe"], capture_output=True, text=True,
+                                      check=True).stdout)
+    assert "XnnpackBackend" in probe["backends"], probe
+    assert probe["runtime"].startswith("ExecuTorch 1.") and "native runner" in probe["runtime"]
+    stamp = built.stat().st_mtime_ns
+    assert native.ensure_binary() == built and built.stat().st_mtime_ns == stamp
+
+    source = tmp_path / "cpp"
+    shutil.copytree(native.SOURCE, source)
+    package, version = native.executorch_package()
+    before = native.build_key(package, version)
+    monkeypatch.setattr(native, "SOURCE", source)
+    assert native.build_key(package, version) == before
+    with open(source / "runner.cpp", "a", encoding="utf-8") as handle:
+        handle.write("\n// changed\n")
+    assert native.build_key(package, version) != before
+
+
+def test_no_cmake_new_enough_is_a_build_error_naming_the_install(tmp_path, monkeypatch):
+    old = tmp_path / "cmake"
+    old.write_text("#!/bin/sh\necho 'cmake version 3.25.1'\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("ETSUITE_CMAKE", str(old))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(native.sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(native.BuildError, match=r"needs CMake 3\.28 or newer .*pip install"):
+        native.find_cmake()
+
+
+def test_native_gives_the_in_process_verdicts_bytes_and_a_cost(programs, run_suite, binary):
+    flows = ["--flow", "xnnpack", "--flow", "portable", "-p", "no:xdist", "--seed", "11",
+             "--artifacts-all"]
+    local = run_suite(*flows, f"--artifacts={programs.path / 'local'}")
+    there = run_suite(*flows, f"--artifacts={programs.path / 'native'}",
+                      "--runner", "*=native?iterations=7")
+    assert local.report is not None and there.report is not None, there.stdout + there.stderr
+    here = {r["test_id"]: r for r in local.records()}
+    remote = {r["test_id"]: r for r in there.records()}
+    assert len(here) == 6 and set(here) == set(remote)
+    assert {i: r["status"] for i, r in remote.items()} == {i: r["status"] for i, r in here.items()}
+    assert {r["status"] for r in remote.values()} == {"pass"}
+    assert {r["runtime"] for r in remote.values()} == {"native"}
+    assert {r["cost"] for r in here.values()} == {None}
+    outputs_here = actual_outputs(programs.path / "local")
+    assert len(outputs_here) == 6
+    assert actual_outputs(programs.path / "native") == outputs_here  # the same bytes
+    for record in remote.values():
+        timings, cost = record["timings"], record["cost"]
+        assert {"transfer", "startup", "load", "run", "repeat"} <= set(timings), timings
+        assert all(timings[stage] > 0 for stage in ("load", "run", "repeat")), timings
+        (call,) = cost["calls"]
+        assert call["method"] == "forward" and call["iterations"] == 7
+        assert call["p90"] >= call["median"] >= call["min"] > 0, call
+        assert call["min"] * 7 <= timings["repeat"], (call, timings)  # the 7 calls in it
+        assert 1 << 20 < cost["peak_rss_bytes"] < 1 << 30, cost  # the runner's, not pytest's
+        (planned,) = cost["planned_memory"]["forward"]
+        assert isinstance(planned, int) and planned > 0, cost
+        assert f"--runner {shlex.quote('*=native?iterations=7')}" in record["repro"]
+
+
+def test_a_delegate_the_runner_lacks_is_lowered_not_run(programs, run_suite, binary):
+    """Vulkan lowers here and the wheel ships no Vulkan delegate: the runner says so."""
+    run = run_suite("--flow", "vulkan", "-p", "no:xdist", "-k", "test_add",
+                    "--runner", "vulkan*=native")
+    (record,) = run.records()
+    assert record["status"] == "lowered_not_run", record
+    assert record["runtime"] == "native" and record["cost"] is None
+    assert record["error"].startswith("runner native: ExecuTorch 1.")
+    assert "native runner on" in record["error"] and "has no 'VulkanBackend'" in record["error"]
+    assert "XnnpackBackend" in record["error"]  # what it has instead
+    assert run.outcome("test_add[vulkan]") == "skipped"
+
+
+def test_a_manifest_naming_a_fake_delegate_answers_missing(tmp_path, binary):
+    runtime = native_runtime(tmp_path)
+    job = Job(add_program(), ["NoSuchBackend"])
+    with pytest.raises(RuntimeStatus) as raised:
+        runtime.execute(job, [torch.ones(2, 3), torch.ones(2, 3)])
+    assert raised.value.status is Status.LOWERED_NOT_RUN
+    assert "has no 'NoSuchBackend'" in str(raised.value)
+    assert job.execution is not None and job.execution.runtime == "native"
+
+
+def test_a_broken_program_answers_an_error_at_load(tmp_path, binary):
+    runtime = native_runtime(tmp_path)
+    pte = add_program()
+    job = Job(pte[:len(pte) // 3], [])
+    with pytest.raises(RuntimeStatus) as raised:
+        runtime.execute(job, [torch.ones(2, 3), torch.ones(2, 3)])
+    assert raised.value.status is Status.FAIL_LOAD and raised.value.stage == "load"
+    assert "runner native: loading the program failed: Error::" in str(raised.value)
+
+
+def test_a_program_runs_through_the_runtime_object(tmp_path, binary):
+    """The runtime object alone: outputs equal eager's and the cost counts the calls."""
+    runtime = native_runtime(tmp_path, "native?iterations=3")
+    job = Job(add_program(), [])
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    (out,) = runtime.execute(job, [x, y])
+    assert torch.equal(out, x + y)
+    assert job.execution is not None and job.execution.cost is not None
+    assert job.execution.cost["calls"][0]["iterations"] == 3
+
+
+def test_the_job_folder_runs_by_hand(tmp_path, binary):
+    """What a person does with an artifact folder: the binary on the folder, no Python."""
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    exchange.write_folder(str(tmp_path / "job"), exchange.job_files(add_program(), [x, y], []))
+    done = subprocess.run([str(binary), str(tmp_path / "job" / "program.pte"),
+                           str(tmp_path / "job" / "manifest.json"), str(tmp_path / "out"),
+                           "--iterations", "0"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer = exchange.read_manifest(str(tmp_path / "out"))
+    assert answer["status"] == "ok" and answer["cost"]["calls"][0]["iterations"] == 0
+    (out,) = exchange.read_values(str(tmp_path / "out"), answer["outputs"])
+    assert torch.equal(out, x + y)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("native?iterations=many", "iterations wants a count >= 0"),
+    ("native?speed=1", "unknown option(s) speed"),
+])
+def test_a_malformed_native_spec_says_what_is_expected(spec, message):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_spec(spec)
