@@ -159,3 +159,30 @@ def test_the_page_holds_what_the_summary_groups(report):
 ])
 def test_suite_words(suites, words):
     assert page.suite_words(suites) == words
+
+
+def test_a_failure_whose_op_passes_alone_names_its_smallest_window():
+    from etsuite.backends.harness.contract.record import SubtestRecord
+    from etsuite.backends.harness.contract.statuses import Status
+    from etsuite.tools.loading import Run, TestResult
+    from etsuite.tools.markdown import repro_lines
+
+    window = {"nodes": 2, "first": "relu", "last": "add", "attempts": 3, "seconds": 2.5,
+              "folder": "reports/repros/t/subtest0"}
+    record = SubtestRecord(test_id="t.py::t[f]", test_case="t.py::t", subtest=0,
+                           suite="models", backend="b", flow="f", status=Status.FAIL_MISMATCH,
+                           localization={"localized": True, "node": "add",
+                                         "target": "aten.add.Tensor",
+                                         "repro": {"op": "aten.add.Tensor", "status": "pass",
+                                                   "reproduces": False,
+                                                   "folder": "reports/repros/t/subtest0",
+                                                   "subgraph": window}})
+    result = TestResult("t.py::t[f]", "f", "b", "failed", "call", [record], None, 1.0,
+                        Run("r.json", "report", None, True, 1, None, None),
+                        Status.FAIL_MISMATCH)
+    text = repro_lines(result)
+    assert "`aten.add.Tensor` passes alone (pass): it fails only in its context" in text
+    assert "smallest window of the graph that still fails: 2 nodes, `relu` to `add`" in text
+    assert "reports/repros/t/subtest0/subgraph.py" in text
+    del window["folder"]  # past the cap: nothing to point at
+    assert "subgraph.py" not in repro_lines(result)

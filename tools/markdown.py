@@ -521,6 +521,12 @@ def repro_lines(result: TestResult) -> str:
                 if reproduces is False else f"could not be run alone ({repro.get('status')})"
             lines.append(f"\nMinimal repro of subtest {record.subtest}, {code(repro['op'])} "
                          f"{alone}:\n" + fenced(f"{repro['folder']}/repro.py", "text"))
+            window = repro.get("subgraph") or {}
+            if window.get("folder"):
+                lines.append(f"\nThe smallest window of the graph that still fails: "
+                             f"{window['nodes']} nodes, {code(window['first'])} to "
+                             f"{code(window['last'])}:\n"
+                             + fenced(f"{window['folder']}/subgraph.py", "text"))
     return "".join(lines)
 
 
