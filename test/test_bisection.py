@@ -118,7 +118,7 @@ def test_a_failure_no_prefix_shows_is_not_localized_and_says_why(monkeypatch):
     assert outcome.status.value == "fail_lower"
     found = outcome.localization
     assert found["localized"] is False and found["attempts"] == 1, found
-    assert found["reason"] == ("not localized: the whole graph exported again does not end "
+    assert found["reason"] == ("not localized: the whole graph exported again ends pass, not "
                                "fail_lower: nothing to bisect")
 
 

@@ -150,6 +150,12 @@ class _Attempts:
         self.status, self.stage, self.run_pipeline = status, stage, run_pipeline
         self.deadline, self.values = deadline, values
         self.count = 0
+        self.last: dict = {}  # the last attempt's answer, for saying why it did not fail
+
+    def ended(self) -> str:
+        """What the last attempt ended, in a few words."""
+        error = self.last.get("error") or self.last.get("reason")
+        return f"{self.last.get('status', 'no answer')}" + (f" ({error})" if error else "")
 
     def fails(self, first: int, count: int) -> bool:
         left = self.deadline - time.monotonic()
@@ -159,6 +165,7 @@ class _Attempts:
         answer = localize.contained(
             lambda: attempt(self.exported, count, self.inputs, self.flow, self.stage,
                             self.run_pipeline, first, self.values), left)
+        self.last = answer
         if "status" not in answer:  # the attempt died, or ran out of time
             if "budget" in answer.get("reason", ""):
                 raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")
@@ -183,8 +190,8 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
         tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline,
                           started + budget)
         if not tries.fails(0, len(nodes)):
-            raise localize.NotLocalized(f"the whole graph exported again does not end "
-                                        f"{status}: nothing to bisect")
+            raise localize.NotLocalized(f"the whole graph exported again ends "
+                                        f"{tries.ended()}, not {status}: nothing to bisect")
         low, high = 1, len(nodes)
         while low < high:  # the smallest prefix that fails is in [low, high]
             middle = (low + high) // 2
@@ -223,8 +230,8 @@ def minimize(exported, inputs: tuple, values: dict, node_name: str, flow, status
     tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline, deadline, values)
     try:
         if not tries.fails(0, end):
-            return {"reason": f"the graph up to {node_name}, exported again, does not end "
-                              f"{status}", "attempts": tries.count}
+            return {"reason": f"the graph up to {node_name}, exported again, ends "
+                              f"{tries.ended()}, not {status}", "attempts": tries.count}
         low, high = 0, end - 1  # [low, end) fails; [high, end) is the op alone, which passed
         while high - low > 1:
             middle = (low + high) // 2
