@@ -408,3 +408,19 @@ def test_a_mismatch_on_a_runner_is_bisected_where_it_ran(tmp_path):
     assert found["localized"] is True and found["method"] == "bisection over graph prefixes", found
     assert (found["node"], found["target"]) == ("sin", "aten.sin.default")
     assert found["repro"]["reproduces"] is True
+
+
+def test_a_quantized_mismatch_the_fake_quantized_program_agrees_with_is_the_quantizations(
+        monkeypatch):
+    """When the quantized graph, lowered without quantizing again, matches itself run
+    eagerly, no node is to blame: the case's rule measured the quantization's error."""
+    from etsuite.backends.harness.case import bisection
+    from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+    monkeypatch.setattr(bisection, "attempt", lambda *args: {"status": "pass"})
+    exported = torch.export.export(Chain(), _inputs())
+    found = bisection.localize_stage(exported, _inputs(), XNNPACK_STATIC_INT8_PER_TENSOR,
+                                     "fail_mismatch", 60.0, run_pipeline, stage="compare")
+    assert found["localized"] is False
+    assert found["reason"].endswith("the mismatch is the quantization's error, not a node's")
+    assert "ends pass against the fake-quantized program" in found["reason"]

@@ -108,6 +108,26 @@ def dynamic_shapes_of(module) -> tuple | None:
     return tuple(shapes) if any(shapes) else None
 
 
+# Node metadata a backend reads that exporting a module again does not carry over: the
+# quantizer's marks (Arm's partitioner reads its annotation in `custom`).
+KEPT_META = ("custom", "quantization_annotation")
+
+
+def keep_meta_of(module) -> Callable:
+    """A function that gives the nodes of `module` exported again the metadata in
+    KEPT_META that `module`'s nodes of the same name had."""
+    by_name = {n.name: {k: n.meta[k] for k in KEPT_META if k in n.meta}
+               for n in module.graph.nodes}
+
+    def give_back(exported):
+        for node in exported.graph.nodes:
+            for key, value in by_name.get(node.name, {}).items():
+                node.meta.setdefault(key, value)
+        return exported
+
+    return give_back
+
+
 def _is_tensor(node) -> bool:
     return isinstance(node.meta.get("val"), torch.Tensor)
 
@@ -131,7 +151,7 @@ def attempt(exported, count: int, inputs: tuple, flow, stage: str,
 
     try:
         outcome = run_pipeline(module, inputs, unquantized, on_stage=stop_past,
-                               dynamic_shapes=dynamic)
+                               dynamic_shapes=dynamic, after_export=keep_meta_of(module))
     except _PastTheStage:
         return {"status": "pass"}
     status = outcome.status.value if outcome.status is not None else "unknown"
@@ -190,6 +210,11 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
         tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline,
                           started + budget)
         if not tries.fails(0, len(nodes)):
+            if status == MISMATCH and flow.quantizes \
+                    and tries.last.get("status") in ("pass", "pass_undelegated"):
+                raise localize.NotLocalized(localize.QUANTIZATION_ERROR.format(
+                    f"the whole graph, lowered without quantizing again, ends "
+                    f"{tries.last['status']}"))
             raise localize.NotLocalized(f"the whole graph exported again ends "
                                         f"{tries.ended()}, not {status}: nothing to bisect")
         low, high = 1, len(nodes)

@@ -49,6 +49,12 @@ BUFFER_FACTOR, BUFFER_SLACK, BUFFER_CAP = 4, 2**20, 2**30
 UNJUDGED_NAMESPACES = ("quantized_decomposed",)
 
 
+# A quantized flow's program that agrees with its own quantized graph run eagerly: what
+# the case's rule measured is the error of the quantization the recipe asked for.
+QUANTIZATION_ERROR = ("{} against the fake-quantized program (the quantized graph run "
+                      "eagerly): the mismatch is the quantization's error, not a node's")
+
+
 class NotLocalized(Exception):
     """Why a mismatch cannot be localized; the message follows "not localized: "."""
 
@@ -390,6 +396,9 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
             return found
+        if _reference(target.exported).startswith("fake-quantized"):
+            raise NotLocalized(QUANTIZATION_ERROR.format(
+                f"all {compared} compared intermediates are within the rule"))
         raise NotLocalized(f"all {compared} compared intermediates are within the rule")
     except NotLocalized as why:
         return not_localized(str(why), started, compared)

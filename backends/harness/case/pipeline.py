@@ -179,6 +179,7 @@ def run_pipeline(
     localize_budget: float | None = None,
     repro_to: dict | None = None,
     crashed_at: str | None = None,
+    after_export: Callable[[Any], Any] | None = None,
 ) -> PipelineOutcome:
     """Run one subtest; return what the pipeline found (see `PipelineOutcome`). Never
     raises for a failure of the model or the backend: that is what the record is for.
@@ -188,11 +189,12 @@ def run_pipeline(
     op it starts at is tried alone (case/repro.py); `repro_to` ({folder, test_id, tox_env})
     says where that minimal repro is written. `crashed_at` (a stage): this subtest's
     process died there in an earlier run; the stage is not run again, and the crash is
-    bisected (`localize_budget` permitting)."""
+    bisected (`localize_budget` permitting). `after_export` is applied to the exported
+    program (bisection gives a re-exported window its nodes' metadata back)."""
     inputs = tuple(inputs)
     calls = OneCall(inputs if run_inputs is None else tuple(run_inputs), repro_to)
     return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage,
-                localize_budget, crashed_at)
+                localize_budget, crashed_at, after_export)
 
 
 def run_steps_pipeline(
@@ -245,8 +247,8 @@ def run_methods_pipeline(
 
 
 def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage,
-         localize_budget: float | None = None, crashed_at: str | None = None
-         ) -> PipelineOutcome:
+         localize_budget: float | None = None, crashed_at: str | None = None,
+         after_export: Callable[[Any], Any] | None = None) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage, crashed_at)
     exported = None
@@ -258,6 +260,8 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
             model = timer.run("transform", lambda: calls.transform(model, recipe))
         strict = flow.source_transform is not None and flow.source_transform.strict_export
         exported = timer.run("export", lambda: calls.export(model, inputs, dynamic_shapes, strict))
+        if after_export is not None:
+            exported = after_export(exported)
         if flow.quantizes:
             exported = timer.run(
                 "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
