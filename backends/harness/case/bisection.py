@@ -210,11 +210,11 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
         tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline,
                           started + budget)
         if not tries.fails(0, len(nodes)):
-            if status == MISMATCH and flow.quantizes \
-                    and tries.last.get("status") in ("pass", "pass_undelegated"):
+            # (pass_undelegated says nothing of the backend: the partitioner took none
+            # of the graph exported again)
+            if status == MISMATCH and flow.quantizes and tries.last.get("status") == "pass":
                 raise localize.NotLocalized(localize.QUANTIZATION_ERROR.format(
-                    f"the whole graph, lowered without quantizing again, ends "
-                    f"{tries.last['status']}"))
+                    "the whole graph, lowered without quantizing again, ends pass"))
             raise localize.NotLocalized(f"the whole graph exported again ends "
                                         f"{tries.ended()}, not {status}: nothing to bisect")
         low, high = 1, len(nodes)
