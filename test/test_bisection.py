@@ -392,22 +392,28 @@ def test_an_op_that_passes_alone_gets_the_smallest_failing_window(tmp_path):
 
 @pytest.mark.slow
 def test_a_mismatch_on_a_runner_is_bisected_where_it_ran(tmp_path):
-    """A program run by a runner (here the `process` kind: a separate agent process) has
-    no ETDump on this host: its mismatch is bisected over prefixes, each run by the
-    runner, and the smallest that mismatches names the swapped sin."""
+    """A delegated program run by a runner (here the `process` kind: a separate agent
+    process) has no ETDump on this host: its mismatch is bisected over prefixes, each run
+    by the runner, and the smallest that mismatches names the swapped tanh. An
+    undelegated one is localized through this host's runtime (the same portable kernels)."""
     from etsuite.backends.harness.remote.kinds import parse_spec
     from etsuite.backends.harness.remote.runtime import RunnerRuntime
     from etsuite.backends.portable.flows import PORTABLE
-    from test_localize import Wave, _swapping_flow
+    from etsuite.backends.xnnpack.flows import XNNPACK
+    from test_localize import Wave, Waves, _swapping_flow
 
     runner = RunnerRuntime((parse_spec("process"),), str(tmp_path))
-    flow = dataclasses.replace(_swapping_flow(PORTABLE, "sin_as_cos"), runtime=runner)
-    outcome = run_pipeline(Wave(), _inputs()[:1] * 2, flow, localize_budget=120.0)
+    flow = dataclasses.replace(_swapping_flow(XNNPACK, "tanh_as_sigmoid"), runtime=runner)
+    outcome = run_pipeline(Waves(), _inputs(), flow, localize_budget=120.0)
     assert outcome.status.value == "fail_mismatch" and outcome.runtime == "process"
     found = outcome.localization
     assert found["localized"] is True and found["method"] == "bisection over graph prefixes", found
-    assert (found["node"], found["target"]) == ("sin", "aten.sin.default")
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default")
     assert found["repro"]["reproduces"] is True
+
+    flow = dataclasses.replace(_swapping_flow(PORTABLE, "sin_as_cos"), runtime=runner)
+    found = run_pipeline(Wave(), _inputs(), flow, localize_budget=120.0).localization
+    assert (found["method"], found["target"]) == ("intermediates", "aten.sin.default"), found
 
 
 def test_a_quantized_mismatch_the_fake_quantized_program_agrees_with_is_the_quantizations(

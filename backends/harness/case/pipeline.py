@@ -462,11 +462,15 @@ class OneCall(_SingleMethod):
         """Where the mismatch starts (case/localize.py), in a forked process. A program
         that ran elsewhere than on this host's ExecuTorch runtime (a runner, the TOSA
         reference model) has no ETDump here: its mismatch is bisected over prefixes of
-        the graph instead, each prefix run where the program ran (case/bisection.py)."""
+        the graph instead, each prefix run where the program ran (case/bisection.py);
+        unless nothing of it is delegated: portable kernels, which this host's runtime
+        has too, ran it."""
         assert found.replay is not None
         if not isinstance(runtime, ExecuTorchRuntime):
-            return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, budget,
-                                       "compare")
+            if found.delegated_nodes:
+                return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, budget,
+                                           "compare")
+            runtime = ExecuTorchRuntime()
         alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported,
                        found.replay.inputs, self.repro_to)
         return _localize_mismatch(exported, runtime, rules, budget, flow,
