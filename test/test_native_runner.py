@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,11 @@ import torch
 
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import RuntimeStatus
-from etsuite.backends.harness.remote import exchange, native
+from etsuite.backends.harness.remote import agent, exchange, native
 from etsuite.backends.harness.remote.kinds import parse_spec
 from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
 from etsuite.backends.harness.remote.spec import SpecError
-from test_runners import actual_outputs
+from test_runners import actual_outputs, stateful_runs_as_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -215,6 +216,67 @@ def test_the_job_folder_runs_by_hand(tmp_path, binary):
     assert answer["status"] == "ok" and answer["cost"]["calls"][0]["iterations"] == 0
     (out,) = exchange.read_values(str(tmp_path / "out"), answer["outputs"])
     assert torch.equal(out, x + y)
+
+
+def test_stateful_and_multi_method_programs_run_on_the_native_runner(pytester, run_suite,
+                                                                     binary):
+    remote = stateful_runs_as_in_process(pytester, run_suite, "native")
+    for record in remote.values():  # a v2 answer's cost: no timed repeats, the memory
+        assert "calls" not in record["cost"] and record["cost"]["peak_rss_bytes"] > 0
+        assert set(record["cost"]["planned_memory"]) >= set(record["step_methods"] or
+                                                            ["forward"])
+
+
+def run_agent(which: str, binary: Path, job: Path, out: Path) -> dict:
+    argv = [str(binary)] if which == "native" else [sys.executable, agent.__file__]
+    done = subprocess.run(argv + ["--job", str(job), "--outputs", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    return exchange.read_manifest(str(out))
+
+
+@pytest.mark.parametrize("which", ["python", "native"])
+def test_both_agents_run_v1_and_v2_jobs_and_reject_a_malformed_one(which, tmp_path, binary):
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    exchange.write_folder(str(tmp_path / "v1"), exchange.job_files(add_program(), [x, y], []))
+    answer = run_agent(which, binary, tmp_path / "v1", tmp_path / "out1")
+    assert answer["status"] == "ok" and answer["version"] == 1 and "calls" not in answer
+    (out,) = exchange.read_values(str(tmp_path / "out1"), answer["outputs"])
+    assert torch.equal(out, x + y)
+
+    calls = [("forward", [x, y]), ("forward", [y, y]), ("forward", [x, x])]
+    exchange.write_folder(str(tmp_path / "v2"),
+                          exchange.calls_job_files(add_program(), calls, []))
+    answer = run_agent(which, binary, tmp_path / "v2", tmp_path / "out2")
+    assert answer["status"] == "ok" and answer["version"] == 2, answer
+    found = exchange.read_calls(str(tmp_path / "out2"), answer, 3)
+    for (outs, seconds), (_, (a, b)) in zip(found, calls, strict=True):
+        assert torch.equal(outs[0], a + b) and seconds is not None and seconds >= 0
+    assert [c["outputs"][0]["file"] for c in answer["calls"]] == [
+        "output_0_0.bin", "output_1_0.bin", "output_2_0.bin"]
+
+    manifest = json.loads((tmp_path / "v2" / "manifest.json").read_text())
+    for broken, message in [({**manifest, "calls": []}, 'needs "calls": a non-empty list'),
+                            ({**manifest, "calls": [{"inputs": []}]},
+                             'call 0 of the manifest needs "method"'),
+                            ({**manifest, "version": 7}, "manifest version 7 is none")]:
+        (tmp_path / "v2" / "manifest.json").write_text(json.dumps(broken))
+        shutil.rmtree(tmp_path / "out3", ignore_errors=True)
+        answer = run_agent(which, binary, tmp_path / "v2", tmp_path / "out3")
+        assert (answer["status"], answer["stage"]) == ("error", "load"), answer
+        assert answer["error"].startswith("malformed manifest: ") and message in answer["error"]
+
+
+def test_the_runtime_sends_calls_as_one_job_and_checks_the_answer(tmp_path, binary):
+    runtime = native_runtime(tmp_path)
+    job = Job(add_program(), [])
+    x = torch.ones(2, 3)
+    outputs, milliseconds = runtime.execute_calls({"forward": job},
+                                                  [("forward", [x, x]), ("forward", [x, -x])])
+    assert [o[0].tolist() for o in outputs] == [(x + x).tolist(), torch.zeros(2, 3).tolist()]
+    assert len(milliseconds) == 2 and job.execution is not None
+    with pytest.raises(exchange.ExchangeError, match="lists no \"calls\" of 3 entries"):
+        exchange.read_calls(str(tmp_path), {"version": 2, "calls": [{}, {}]}, 3)
 
 
 @pytest.mark.parametrize("spec, message", [

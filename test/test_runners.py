@@ -471,6 +471,101 @@ def test_a_kind_name_taken_twice_is_a_usage_error(pytester):
     assert "runner kind(s) ssh defined twice" in result.stderr.str()
 
 
+STATEFUL = """
+import torch
+
+
+class Accumulator(torch.nn.Module):
+    \"\"\"A buffer updated in place by every call: a runtime that loads the program
+    afresh for each step gives the first step's answer again.\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(2, 4))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 0.5
+
+
+class Core(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 3))
+
+
+class Writer(torch.nn.Module):
+    \"\"\"One method of a program sharing `core`'s cache: a prefill writes rows 0 and 1, a
+    decode the row at `position`; both read every row.\"\"\"
+
+    def __init__(self, core, prefill):
+        super().__init__()
+        self.core, self.prefill = core, prefill
+
+    def forward(self, x, position=None):
+        if self.prefill:
+            self.core.cache[0:2].copy_(x)
+        else:
+            self.core.cache.index_copy_(0, position, x)
+        return self.core.cache.sum(dim=0, keepdim=True) + x[-1:]
+
+
+def test_accumulator(test_runner):
+    test_runner.lower_and_run_steps(Accumulator(), [(torch.randn(2, 4),) for _ in range(3)])
+
+
+def test_prefill_decode(test_runner):
+    core = Core()
+    methods = {"prefill": (Writer(core, True), (torch.randn(2, 3),)),
+               "decode": (Writer(core, False), (torch.randn(1, 3), torch.tensor([2])))}
+    calls = [("prefill", (torch.randn(2, 3),)),
+             ("decode", (torch.randn(1, 3), torch.tensor([2]))),
+             ("decode", (torch.randn(1, 3), torch.tensor([3])))]
+    test_runner.lower_and_run_methods(methods, calls)
+"""
+
+
+def stateful_runs_as_in_process(pytester, run_suite, runner: str) -> dict:
+    """The stateful programs in process and on `runner`: the same statuses and the same
+    per-step errors (so the same per-step outputs), the state carried across 3 steps
+    (the accumulator's steps differ, which a program loaded afresh per step would not
+    give). Returns the runner's records."""
+    pytester.makepyfile(test_stateful_programs=STATEFUL)
+    flows = ["--flow", "xnnpack", "--flow", "portable", "-p", "no:xdist", "--seed", "5"]
+    local = run_suite(*flows)
+    there = run_suite(*flows, "--runner", f"*={runner}")
+    assert local.report is not None and there.report is not None, there.stdout + there.stderr
+    here, remote = by_test(local), by_test(there)
+    assert len(here) == 4 and set(here) == set(remote)
+    assert {i: r["status"] for i, r in here.items()} == {i: r["status"] for i, r in remote.items()}
+    assert {r["status"] for r in remote.values()} <= {"pass", "pass_undelegated"}, remote
+    assert {r["runtime"] for r in remote.values()} == {runner}
+    for test_id, record in remote.items():
+        assert record["steps"] == 3 and record["failed_step"] is None, record
+        assert record["step_errors"] == here[test_id]["step_errors"], test_id
+        assert len(record["step_ms"]) == 3 and all(ms >= 0 for ms in record["step_ms"])
+        assert {"transfer", "load", "run"} <= set(record["timings"]), record["timings"]
+        if "prefill" in test_id:
+            assert record["step_methods"] == ["prefill", "decode", "decode"]
+    return remote
+
+
+def test_stateful_and_multi_method_programs_run_on_the_process_runner(pytester, run_suite):
+    stateful_runs_as_in_process(pytester, run_suite, "process")
+
+
+def test_a_runtime_without_execute_calls_still_says_it_cannot_carry_state():
+    from etsuite.backends.harness.case.pipeline import StepCalls
+
+    class Afresh:
+        name = "afresh"
+        carries_state = False
+
+    assert StepCalls([(torch.ones(1),)]).missing(Afresh()) == (
+        "runtime afresh loads the program afresh for every call, so it cannot carry a "
+        "stateful program's state from one step to the next")
+
+
 def test_an_artifact_folder_replays_as_a_job(programs, run_suite, tmp_path):
     """--artifacts writes job folders of the exchange format: the agent runs one as it
     is, and gives the outputs the in-process run recorded."""

@@ -594,7 +594,8 @@ class StepCalls(_SingleMethod):
         return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget, stage)
 
     def missing(self, runtime) -> str | None:
-        if getattr(runtime, "carries_state", True) is False:
+        if getattr(runtime, "carries_state", True) is False \
+                and getattr(runtime, "execute_calls", None) is None:
             return (f"runtime {runtime.name} loads the program afresh for every call, so it "
                     f"cannot carry a stateful program's state from one step to the next")
         return None

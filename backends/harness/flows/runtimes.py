@@ -51,7 +51,11 @@ class Runtime(Protocol):
 #   load_methods(program, names) -> {name: loaded}: it executes programs of several
 #       methods (ExecuTorchRuntime); without it such tests end lowered_not_run.
 #   carries_state: False when every `execute` loads the program afresh (a runner that
-#       ships each call elsewhere), so a stateful test cannot run on it.
+#       ships each call elsewhere), so a stateful test cannot run on it, unless it has
+#   execute_calls(loaded, calls) -> (outputs per call, milliseconds per call or None):
+#       all calls (method name, flat inputs) of a stateful or multi-method subtest at
+#       once, on one loaded program (`loaded`: name -> what load/load_methods gave);
+#       RunnerRuntime sends them as one job (exchange format version 2).
 #   execution(loaded) -> Execution | None: where and how long the last `execute` of
 #       `loaded` ran, for runtimes that execute elsewhere (remote/kinds.py).
 

@@ -1,6 +1,7 @@
 """The device-side agent: executes one job of the exchange format
 (docs/reference/exchange-format.md) with the ExecuTorch runtime where it runs, and writes the outputs
-in the same format.
+in the same format: one call (version 1), or a list of calls on one loaded program
+(version 2).
 
 It is one file that needs only the Python standard library, `torch` and `executorch` (no
 etsuite), because it runs where etsuite is not installed: the ssh runner sends this
@@ -33,7 +34,7 @@ import tempfile
 import time
 
 FORMAT = "etsuite-exchange"
-VERSION = 1
+VERSIONS = (1, 2)  # one call (`method`, `inputs`); a list of `calls` on one loaded program
 MANIFEST = "manifest.json"
 
 
@@ -110,14 +111,14 @@ def decode_inputs(folder: str, entries: list) -> list:
     return values
 
 
-def encode_outputs(values: list) -> tuple[list, dict]:
+def encode_outputs(values: list, prefix: str = "output") -> tuple[list, dict]:
     import torch
 
     entries: list[dict] = []
     files: dict[str, bytes] = {}
     for index, value in enumerate(values):
         if isinstance(value, torch.Tensor):
-            name = f"output_{index}.bin"
+            name = f"{prefix}_{index}.bin"
             flat = value.detach().contiguous().reshape(-1)
             files[name] = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
             entries.append({"file": name, "shape": list(value.shape),
@@ -138,22 +139,56 @@ def inject_fault(moment: str) -> None:
         time.sleep(3600)
 
 
+class CallFailed(Exception):
+    """One call of a version 2 job raised: the answer's error names the call."""
+
+
+def job_calls(job: dict) -> list[tuple[str, list]]:
+    """(method name, input entries) of every call the manifest asks for; ValueError
+    saying what is wrong with a manifest the format does not allow."""
+    version = job.get("version", 1)
+    if version == 1:
+        return [(job.get("method", "forward"), job.get("inputs", []))]
+    if version != 2:
+        raise ValueError(f"manifest version {version!r} is none this agent reads "
+                         f"({', '.join(map(str, VERSIONS))})")
+    calls = job.get("calls")
+    if not isinstance(calls, list) or not calls:
+        raise ValueError('a version 2 manifest needs "calls": a non-empty list of '
+                         '{"method": NAME, "inputs": [...]}')
+    for index, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("method"), str) \
+                or not isinstance(call.get("inputs"), list):
+            raise ValueError(f'call {index} of the manifest needs "method" (a name) and '
+                             f'"inputs" (a list)')
+    return [(call["method"], call["inputs"]) for call in calls]
+
+
 def execute_job(pte_path: str, manifest_path: str, out: str) -> dict:
     """Runs one job; writes `out` (its .bin files and manifest.json) and returns the
     output manifest. A failure to load or run is an answer (`status: error`), not a
-    crash of the agent."""
+    crash of the agent. A version 2 job's calls run in order on one loaded program
+    (each method loaded once), and the answer lists each call's outputs."""
     started = time.perf_counter()
     with open(manifest_path, encoding="utf-8") as handle:
         job = json.load(handle)
     inject_fault("start")
     runtime = import_runtime().get()
     timings = {"startup": round(time.perf_counter() - started, 4)}
-    result = {"format": FORMAT, "version": VERSION, "byte_order": "little",
-              "runtime": where(), "timings": timings, "outputs": []}
-    registry = runtime.backend_registry
-    lacking = [d for d in job.get("delegates", []) if not registry.is_available(d)]
+    listed = job.get("version", 1) != 1
+    result: dict = {"format": FORMAT, "version": 2 if listed else 1, "byte_order": "little",
+                    "runtime": where(), "timings": timings, "outputs": []}
     files: dict = {}
-    if lacking:
+    registry = runtime.backend_registry
+    try:
+        calls = job_calls(job)
+    except ValueError as error:
+        calls = []
+        result.update(status="error", stage="load", error=f"malformed manifest: {error}")
+    lacking = [d for d in job.get("delegates", []) if not registry.is_available(d)]
+    if not calls:
+        pass
+    elif lacking:
         have = ", ".join(registry.registered_backend_names) or "none"
         result.update(status="missing", reason=(
             f"{where()} has no {', '.join(repr(d) for d in lacking)} (its backends: {have})"))
@@ -163,18 +198,40 @@ def execute_job(pte_path: str, manifest_path: str, out: str) -> dict:
             begin = time.perf_counter()
             with open(pte_path, "rb") as handle:
                 program = runtime.load_program(handle.read())
-            method = program.load_method(job.get("method", "forward"))
-            inputs = decode_inputs(os.path.dirname(manifest_path), job.get("inputs", []))
+            methods = {}
+            for name, _ in calls:
+                if name not in methods:
+                    methods[name] = program.load_method(name)
+            folder = os.path.dirname(manifest_path)
+            inputs = [decode_inputs(folder, entries) for _, entries in calls]
             timings["load"] = round(time.perf_counter() - begin, 4)
             stage = "run"
             inject_fault("run")
-            begin = time.perf_counter()
-            outputs = list(method.execute(inputs))
-            timings["run"] = round(time.perf_counter() - begin, 4)
-            result["outputs"], files = encode_outputs(outputs)
+            answers: list[dict] = []
+            for index, (name, _) in enumerate(calls):
+                begin = time.perf_counter()
+                try:
+                    outputs = list(methods[name].execute(inputs[index]))
+                except Exception as error:  # noqa: BLE001 - named by its call below
+                    if not listed:
+                        raise
+                    raise CallFailed(f"call {index} ({name}): {type(error).__name__}: "
+                                     f"{error}") from None
+                seconds = round(time.perf_counter() - begin, 6)
+                entries, written = encode_outputs(
+                    outputs, f"output_{index}" if listed else "output")
+                files.update(written)
+                answers.append({"method": name, "outputs": entries,
+                                "timings": {"run": seconds}})
+            timings["run"] = round(sum(a["timings"]["run"] for a in answers), 6)
+            if listed:
+                result["calls"] = answers
+            else:
+                result["outputs"] = answers[0]["outputs"]
             result["status"] = "ok"
         except Exception as error:  # noqa: BLE001 - the host decides what it means
-            result.update(status="error", stage=stage, error=f"{type(error).__name__}: {error}")
+            text = str(error) if isinstance(error, CallFailed) else f"{type(error).__name__}: {error}"
+            result.update(status="error", stage=stage, error=text)
     os.makedirs(out, exist_ok=True)
     for name, data in files.items():
         with open(os.path.join(out, name), "wb") as handle:

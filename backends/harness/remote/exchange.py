@@ -5,7 +5,10 @@ needs no Python: raw little-endian tensor files plus a JSON manifest.
 
 A job folder holds `program.pte`, one `input_<i>.bin` per tensor input and
 `manifest.json`; an output folder holds one `output_<i>.bin` per tensor output and its
-own `manifest.json` with the status (docs/reference/exchange-format.md). An artifact
+own `manifest.json` with the status (docs/reference/exchange-format.md). A version 2 job
+lists several calls (method and inputs each, files `input_<call>_<i>.bin`) executed in
+order on one loaded program, so state carries from call to call; its answer lists each
+call's outputs (`output_<call>_<i>.bin`). An artifact
 folder (`--artifacts`) is a job folder with more keys, so it replays as one.
 `agent.py` implements the executing side on its own (it runs where etsuite is not
 installed); this module is the host's side. Torch-free at import.
@@ -17,7 +20,8 @@ import json
 import os
 
 FORMAT = "etsuite-exchange"
-VERSION = 1
+VERSION = 1        # a job of one call (`method`, `inputs`)
+CALLS_VERSION = 2  # a job of a list of calls on one loaded program (`calls`)
 MANIFEST = "manifest.json"
 PROGRAM = "program.pte"
 # What an output manifest's `status` may say: ran ("ok"), could not run here ("missing":
@@ -76,6 +80,22 @@ def job_files(pte: bytes, inputs: list, delegates: list[str], method: str = "for
     return {PROGRAM: bytes(pte), **files, MANIFEST: json.dumps(manifest, indent=1).encode()}
 
 
+def calls_job_files(pte: bytes, calls: list[tuple[str, list]], delegates: list[str],
+                    **extra) -> dict[str, bytes]:
+    """Every file of a version 2 job: `calls` are (method name, flat inputs), executed in
+    order on one loaded program; call k's tensors are `input_<k>_<i>.bin`."""
+    files: dict[str, bytes] = {}
+    entries = []
+    for index, (method, inputs) in enumerate(calls):
+        values, data = value_entries(list(inputs), f"input_{index}")
+        entries.append({"method": method, "inputs": values})
+        files.update(data)
+    manifest = {"format": FORMAT, "version": CALLS_VERSION, "program": PROGRAM,
+                "byte_order": "little", "delegates": sorted(delegates), "calls": entries,
+                **extra}
+    return {PROGRAM: bytes(pte), **files, MANIFEST: json.dumps(manifest, indent=1).encode()}
+
+
 def write_folder(folder: str, files: dict[str, bytes]) -> None:
     os.makedirs(folder, exist_ok=True)
     for name, data in files.items():
@@ -126,3 +146,19 @@ def read_values(folder: str, entries: list[dict]) -> list:
             else torch.empty(0, dtype=torch.uint8)
         values.append(tensor.view(dtype).reshape(shape))
     return values
+
+
+def read_calls(folder: str, manifest: dict, count: int) -> list[tuple[list, float | None]]:
+    """Each call's outputs and its `run` time in seconds (None if not given) from a
+    version 2 answer of `count` calls."""
+    calls = manifest.get("calls")
+    if manifest.get("version") != CALLS_VERSION or not isinstance(calls, list) \
+            or len(calls) != count or not all(isinstance(c, dict) for c in calls):
+        raise ExchangeError(f"the answer to a job of {count} calls (version {CALLS_VERSION}) "
+                            f"lists no \"calls\" of {count} entries")
+    found = []
+    for call in calls:
+        seconds = (call.get("timings") or {}).get("run")
+        found.append((read_values(folder, call.get("outputs", [])),
+                      float(seconds) if isinstance(seconds, (int, float)) else None))
+    return found

@@ -49,7 +49,9 @@ class RunnerRuntime:
     pool_folder: str
     option: str = ""
     name: str = field(default="")
-    carries_state = False  # each execute is one exchange: the program is loaded afresh
+    # Each `execute` is one exchange, the program loaded afresh; a stateful or
+    # multi-method subtest sends all its calls at once through `execute_calls`.
+    carries_state = False
 
     def __post_init__(self):
         if not self.name:
@@ -67,11 +69,42 @@ class RunnerRuntime:
     def load(self, program) -> Job:
         return Job(bytes(program.pte), delegate_ids(program))
 
-    def execution(self, job: Job) -> Execution | None:
-        return job.execution
+    def load_methods(self, program, names: list[str]) -> dict:
+        """Several methods of one program: the same Job for each name, since the device
+        loads the program once per job (`execute_calls` sends all calls in one)."""
+        job = self.load(program)
+        return {name: job for name in names}
+
+    def execution(self, job) -> Execution | None:
+        if isinstance(job, dict):  # load_methods' Jobs, all one
+            job = next(iter(job.values()), None)
+        return job.execution if isinstance(job, Job) else None
 
     def execute(self, job: Job, inputs: list) -> list:
         files = exchange.job_files(job.pte, list(inputs), job.delegates)
+        return self._exchange(job, files, lambda folder, manifest: exchange.read_values(
+            folder, manifest.get("outputs", [])))
+
+    def execute_calls(self, loaded: dict, calls: list[tuple[str, list]]
+                      ) -> tuple[list[list], list[float | None]]:
+        """Every call (method name, flat inputs) in one job of format version 2: the
+        device loads the program once and executes the calls in order, so the program's
+        state carries from one to the next. Returns each call's outputs and the device's
+        time for it in milliseconds (steps.execute_calls)."""
+        jobs = {id(loaded[name]): loaded[name] for name, _ in calls}
+        if len(jobs) != 1:
+            raise ValueError("the calls of one job must share one loaded program")
+        (job,) = jobs.values()
+        files = exchange.calls_job_files(job.pte, [(name, list(inputs)) for name, inputs in calls],
+                                         job.delegates)
+        found = self._exchange(job, files, lambda folder, manifest: exchange.read_calls(
+            folder, manifest, len(calls)))
+        return ([outputs for outputs, _ in found],
+                [None if s is None else round(s * 1000, 3) for _, s in found])
+
+    def _exchange(self, job: Job, files: dict, read):
+        """One job on a free device; `read(folder, manifest)` takes an "ok" answer's
+        outputs."""
         pool = DevicePool(self.pool_folder)
         by_name = {spec.name: spec for spec in self.specs}
         exclusive = any(spec.exclusive for spec in self.specs)
@@ -92,12 +125,17 @@ class RunnerRuntime:
         except PoolExhausted as error:
             raise _lost(str(error)) from None
         try:
-            return self._outputs(spec, reply, job.execution)
+            manifest = self._answer(spec, reply, job.execution)
+            try:
+                return read(reply.folder, manifest)
+            except exchange.ExchangeError as error:
+                raise RuntimeStatus(Status.FAIL_INFRA, f"runner {spec.name} gave no answer: "
+                                     f"{error}", stage="run", rerun=False) from None
         finally:
             shutil.rmtree(reply.scratch or reply.folder, ignore_errors=True)
 
-    def _outputs(self, spec: RunnerSpec, reply: Reply, execution: Execution) -> list:
-        """The outputs, or the status the device's answer decides."""
+    def _answer(self, spec: RunnerSpec, reply: Reply, execution: Execution) -> dict:
+        """An "ok" answer's manifest, or the status the device's answer decides."""
         name = spec.name
         execution.timings["transfer"] = round(reply.seconds, 4)
         if reply.crashed_by:
@@ -124,4 +162,4 @@ class RunnerRuntime:
             stage = "load" if manifest.get("stage") == "load" else "run"
             raise RuntimeStatus(Status.FAIL_LOAD if stage == "load" else Status.FAIL_RUN,
                                  f"runner {name}: {manifest.get('error') or 'failed'}", stage=stage)
-        return exchange.read_values(reply.folder, manifest.get("outputs", []))
+        return manifest

@@ -9,9 +9,15 @@
 //   etsuite-native-runner --probe                              this binary's backends, as JSON
 //   --die-with-parent (Linux)                                  exit when the starting process does
 //
-// Besides the outputs, the answer says what the call cost: a first call (whose outputs are
-// the answer's), then N more timed calls (median, p90, min), the process's peak resident
-// memory and each method's memory-planned buffers. Exit status: 0 when the answer is "ok"
+// A version 1 job is one call; a version 2 job lists calls (method and inputs each) that run
+// in order on one loaded program, so the program's state carries from call to call, and the
+// answer lists each call's outputs (output_<call>_<i>.bin).
+//
+// Besides the outputs, the answer says what the call cost: for a version 1 job a first call
+// (whose outputs are the answer's), then N more timed calls (median, p90, min); for either
+// version the process's peak resident memory and each method's memory-planned buffers. A
+// version 2 job's calls run once each (a timed repeat would change the state); each call's
+// time is in its own "timings". Exit status: 0 when the answer is "ok"
 // or "missing", 1 for "error", 2 when no answer could be written (bad arguments, an
 // unreadable manifest).
 #include <executorch/extension/module/module.h>
@@ -54,7 +60,8 @@ using executorch::runtime::Error;
 using executorch::runtime::EValue;
 
 constexpr const char* kFormat = "etsuite-exchange";
-constexpr int kVersion = 1;
+constexpr int kVersion = 1;       // one call: "method", "inputs"
+constexpr int kCallsVersion = 2;  // a list of "calls" on one loaded program
 constexpr int kDefaultIterations = 5;
 
 // torch's dtype names (the manifests' vocabulary) and ExecuTorch's scalar types.
@@ -202,8 +209,9 @@ std::vector<EValue> decode_inputs(const Json& entries, const std::string& folder
   return values;
 }
 
-// Writes one output_<i>.bin per tensor output into `out`; returns the manifest entries.
-Json encode_outputs(const std::vector<EValue>& outputs, const std::string& out) {
+// Writes one <prefix>_<i>.bin per tensor output into `out`; returns the manifest entries.
+Json encode_outputs(const std::vector<EValue>& outputs, const std::string& out,
+                    const std::string& prefix = "output") {
   Json entries = Json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const EValue& value = outputs[i];
@@ -216,7 +224,7 @@ Json encode_outputs(const std::vector<EValue>& outputs, const std::string& out) 
                                  std::to_string(static_cast<int>(tensor.scalar_type())) +
                                  ") the exchange format does not name");
       }
-      const std::string name = "output_" + std::to_string(i) + ".bin";
+      const std::string name = prefix + "_" + std::to_string(i) + ".bin";
       write_file(out + "/" + name, tensor.const_data_ptr(), tensor.nbytes());
       Json shape = Json::array();
       for (auto n : tensor.sizes()) shape.push(static_cast<int64_t>(n));
@@ -294,6 +302,43 @@ Json planned_memory(Module& module) {
   return planned;
 }
 
+// One call of a job: the method and its input entries.
+struct Call {
+  std::string method;
+  Json inputs;
+};
+
+// The calls a manifest asks for; std::invalid_argument says what is wrong with a manifest
+// the format does not allow.
+std::vector<Call> job_calls(const Json& job) {
+  const Json& version = job.get("version");
+  int64_t number = version.is_null() ? kVersion : version.is_number() ? version.as_integer() : -1;
+  if (number == kVersion) {
+    Json inputs = job.get("inputs").is_array() ? job.get("inputs") : Json::array();
+    return {{job.get("method").is_string() ? job.get("method").as_string() : "forward", inputs}};
+  }
+  if (number != kCallsVersion || !version.is_number()) {
+    throw std::invalid_argument("manifest version " + version.dump(0) +
+                                " is none this runner reads (1, 2)");
+  }
+  const Json& calls = job.get("calls");
+  if (!calls.is_array() || calls.items().empty()) {
+    throw std::invalid_argument(
+        "a version 2 manifest needs \"calls\": a non-empty list of "
+        "{\"method\": NAME, \"inputs\": [...]}");
+  }
+  std::vector<Call> found;
+  for (size_t i = 0; i < calls.items().size(); ++i) {
+    const Json& call = calls.items()[i];
+    if (!call.is_object() || !call.get("method").is_string() || !call.get("inputs").is_array()) {
+      throw std::invalid_argument("call " + std::to_string(i) +
+                                  " of the manifest needs \"method\" (a name) and \"inputs\" (a list)");
+    }
+    found.push_back({call.get("method").as_string(), call.get("inputs")});
+  }
+  return found;
+}
+
 // Runs the job; fills `answer` (status, outputs, timings, cost) and writes `out`.
 void execute_job(const std::string& pte, const std::string& manifest_path,
                  const std::string& out, int iterations_option, Json& answer) {
@@ -302,9 +347,22 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
   int iterations = iterations_option >= 0                 ? iterations_option
                    : job.get("iterations").is_number() ? static_cast<int>(job.get("iterations").as_integer())
                                                          : kDefaultIterations;
-  const std::string method = job.get("method").is_string() ? job.get("method").as_string() : "forward";
+  const bool listed = !job.get("version").is_null() && !(job.get("version").is_number() &&
+                                                         job.get("version").as_integer() == kVersion);
+  answer.set("version", listed ? kCallsVersion : kVersion);
   Json timings = Json::object();
   timings.set("startup", rounded(seconds_since(started)));
+
+  std::vector<Call> calls;
+  try {
+    calls = job_calls(job);
+  } catch (const std::invalid_argument& error) {
+    answer.set("status", "error");
+    answer.set("stage", "load");
+    answer.set("error", std::string("malformed manifest: ") + error.what());
+    answer.set("timings", timings);
+    return;
+  }
 
   std::string reason = lacking_delegates(job.get("delegates"));
   if (!reason.empty()) {
@@ -314,45 +372,82 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
     return;
   }
 
+  std::vector<std::string> methods;
+  for (const auto& call : calls) {
+    if (std::find(methods.begin(), methods.end(), call.method) == methods.end()) {
+      methods.push_back(call.method);
+    }
+  }
   Failure failure{"load", ""};
   try {
     auto begin = std::chrono::steady_clock::now();
-    Module module(pte, Module::LoadMode::File);
+    // Methods exported to share their mutable buffers (one KV cache for prefill and
+    // decode) need the Module's shared memory arenas.
+    Module module(pte, Module::LoadMode::File, nullptr, nullptr, nullptr, methods.size() > 1);
     // Verified as the in-process runtime (executorch.runtime) verifies a program.
     Error error = module.load(executorch::runtime::Program::Verification::InternalConsistency);
     if (error != Error::Ok) throw std::runtime_error("loading the program failed: " + describe(error));
-    error = module.load_method(method);
-    if (error != Error::Ok) {
-      throw std::runtime_error("loading method '" + method + "' failed: " + describe(error));
+    for (const auto& method : methods) {
+      error = module.load_method(method);
+      if (error != Error::Ok) {
+        throw std::runtime_error("loading method '" + method + "' failed: " + describe(error));
+      }
     }
     std::vector<std::vector<uint8_t>> storage;
     std::vector<TensorPtr> tensors;
-    std::vector<EValue> inputs = decode_inputs(job.get("inputs"), folder_of(manifest_path), storage, tensors);
+    std::vector<std::vector<EValue>> inputs;
+    for (const auto& call : calls) {
+      inputs.push_back(decode_inputs(call.inputs, folder_of(manifest_path), storage, tensors));
+    }
     timings.set("load", rounded(seconds_since(begin)));
 
     failure.stage = "run";
-    begin = std::chrono::steady_clock::now();
-    auto first = module.execute(method, inputs);
-    if (!first.ok()) throw std::runtime_error("executing '" + method + "' failed: " + describe(first.error()));
-    timings.set("run", rounded(seconds_since(begin)));
-    answer.set("outputs", encode_outputs(*first, out));  // before later calls reuse the memory
-
-    std::vector<double> seconds;
-    auto repeat = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) {
+    Json answers = Json::array();
+    double ran = 0;
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const std::string& method = calls[k].method;
       begin = std::chrono::steady_clock::now();
-      auto again = module.execute(method, inputs);
-      if (!again.ok()) {
-        throw std::runtime_error("timed call " + std::to_string(i + 1) + " of '" + method +
-                                 "' failed: " + describe(again.error()));
+      auto result = module.execute(method, inputs[k]);
+      if (!result.ok()) {
+        std::string which = listed ? "call " + std::to_string(k) + " (" + method + "): " : "";
+        throw std::runtime_error(which + "executing '" + method + "' failed: " +
+                                 describe(result.error()));
       }
-      seconds.push_back(seconds_since(begin));
+      double seconds = seconds_since(begin);
+      ran += seconds;
+      // written before a later call (or another method sharing the arenas) reuses the memory
+      Json entries = encode_outputs(*result, out, listed ? "output_" + std::to_string(k) : "output");
+      Json call = Json::object();
+      call.set("method", method);
+      call.set("outputs", entries);
+      Json call_timings = Json::object();
+      call_timings.set("run", rounded(seconds));
+      call.set("timings", call_timings);
+      answers.push(call);
     }
-    timings.set("repeat", rounded(seconds_since(repeat)));
-    Json calls = Json::array();
-    calls.push(call_statistics(method, seconds));
+    timings.set("run", rounded(ran));
     Json cost = Json::object();
-    cost.set("calls", calls);
+    if (listed) {
+      answer.set("calls", answers);
+    } else {
+      answer.set("outputs", answers.items()[0].get("outputs"));
+      const std::string& method = calls[0].method;
+      std::vector<double> seconds;
+      auto repeat = std::chrono::steady_clock::now();
+      for (int i = 0; i < iterations; ++i) {
+        begin = std::chrono::steady_clock::now();
+        auto again = module.execute(method, inputs[0]);
+        if (!again.ok()) {
+          throw std::runtime_error("timed call " + std::to_string(i + 1) + " of '" + method +
+                                   "' failed: " + describe(again.error()));
+        }
+        seconds.push_back(seconds_since(begin));
+      }
+      timings.set("repeat", rounded(seconds_since(repeat)));
+      Json timed = Json::array();
+      timed.push(call_statistics(method, seconds));
+      cost.set("calls", timed);
+    }
     cost.set("peak_rss_bytes", peak_rss_bytes());
     cost.set("planned_memory", planned_memory(module));
     answer.set("status", "ok");
