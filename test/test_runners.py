@@ -525,7 +525,7 @@ def test_prefill_decode(test_runner):
 """
 
 
-def stateful_runs_as_in_process(pytester, run_suite, runner: str) -> dict:
+def stateful_runs_as_in_process(pytester, run_suite, runner: str, name: str = "") -> dict:
     """The stateful programs in process and on `runner`: the same statuses and the same
     per-step errors (so the same per-step outputs), the state carried across 3 steps
     (the accumulator's steps differ, which a program loaded afresh per step would not
@@ -539,7 +539,7 @@ def stateful_runs_as_in_process(pytester, run_suite, runner: str) -> dict:
     assert len(here) == 4 and set(here) == set(remote)
     assert {i: r["status"] for i, r in here.items()} == {i: r["status"] for i, r in remote.items()}
     assert {r["status"] for r in remote.values()} <= {"pass", "pass_undelegated"}, remote
-    assert {r["runtime"] for r in remote.values()} == {runner}
+    assert {r["runtime"] for r in remote.values()} == {name or runner}
     for test_id, record in remote.items():
         assert record["steps"] == 3 and record["failed_step"] is None, record
         assert record["step_errors"] == here[test_id]["step_errors"], test_id
@@ -552,6 +552,12 @@ def stateful_runs_as_in_process(pytester, run_suite, runner: str) -> dict:
 
 def test_stateful_and_multi_method_programs_run_on_the_process_runner(pytester, run_suite):
     stateful_runs_as_in_process(pytester, run_suite, "process")
+
+
+def test_stateful_and_multi_method_programs_run_on_the_ssh_runner(pytester, run_suite,
+                                                                  ssh_servers):
+    (server,) = ssh_servers(1)
+    stateful_runs_as_in_process(pytester, run_suite, server.spec, server.name)
 
 
 def test_a_runtime_without_execute_calls_still_says_it_cannot_carry_state():
