@@ -286,3 +286,30 @@ def test_the_runtime_sends_calls_as_one_job_and_checks_the_answer(tmp_path, bina
 def test_a_malformed_native_spec_says_what_is_expected(spec, message):
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_spec(spec)
+
+
+def test_an_operator_the_runner_lacks_answers_missing(tmp_path, binary):
+    """A program calling an LLM custom op (registered in Python by
+    executorch.extension.llm.custom_ops, not linked into the binary) is lowered_not_run on
+    the native runner, saying why, not a failure of the program; in process it runs."""
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - llama::update_cache
+    from executorch.exir import to_edge
+
+    class Update(torch.nn.Module):
+        def forward(self, value, cache):
+            torch.ops.llama.update_cache(value, cache, 0)
+            return cache + 1
+
+    inputs = (torch.randn(1, 2, 3, 4), torch.zeros(1, 8, 3, 4))
+    pte = to_edge(torch.export.export(Update(), inputs)).to_executorch().buffer
+    runtime = native_runtime(tmp_path)
+    with pytest.raises(RuntimeStatus) as raised:
+        runtime.execute(Job(pte, []), list(inputs))
+    assert raised.value.status is Status.LOWERED_NOT_RUN, raised.value
+    assert "has no kernel for an operator of method 'forward'" in str(raised.value)
+    assert "OperatorMissing" in str(raised.value)
+
+    from executorch.runtime import Runtime
+
+    method = Runtime.get().load_program(pte).load_method("forward")
+    assert method.execute(list(inputs))[0].shape == inputs[1].shape

@@ -92,6 +92,12 @@ const DtypeName* dtype_by_type(ScalarType type) {
   return nullptr;
 }
 
+// A method that needs an operator this binary has no kernel for: the answer is "missing"
+// (the runner lacks it, as it may lack a delegate), not an error of the program.
+struct MissingOperator : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A failure that becomes the answer's "error" at `stage`.
 struct Failure {
   std::string stage;
@@ -389,6 +395,12 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
     if (error != Error::Ok) throw std::runtime_error("loading the program failed: " + describe(error));
     for (const auto& method : methods) {
       error = module.load_method(method);
+      if (error == Error::OperatorMissing) {
+        throw MissingOperator(
+            "this native runner has no kernel for an operator of method '" + method + "' (" +
+            describe(error) + "): operators registered from Python, such as "
+            "executorch.extension.llm.custom_ops, are not linked into it");
+      }
       if (error != Error::Ok) {
         throw std::runtime_error("loading method '" + method + "' failed: " + describe(error));
       }
@@ -452,6 +464,9 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
     cost.set("planned_memory", planned_memory(module));
     answer.set("status", "ok");
     answer.set("cost", cost);
+  } catch (const MissingOperator& missing) {
+    answer.set("status", "missing");
+    answer.set("reason", missing.what());
   } catch (const std::exception& error) {
     answer.set("status", "error");
     answer.set("outputs", Json::array());
