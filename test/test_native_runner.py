@@ -159,6 +159,15 @@ def test_native_gives_the_in_process_verdicts_bytes_and_a_cost(programs, run_sui
         assert isinstance(planned, int) and planned > 0, cost
         assert f"--runner {shlex.quote('*=native?iterations=7')}" in record["repro"]
 
+    # The summary's cost view: one row per flow, for the native runner.
+    from etsuite.tools import summary
+
+    summary.main([str(there.report_path), "--output", str(programs.path / "native.md")])
+    text = (programs.path / "native.md").read_text()
+    view = text[text.index("## What running cost"):].split("\n## ", 1)[0]
+    rows = [line for line in view.splitlines() if "`native`" in line]
+    assert len(rows) == 2 and all("| 3 " in row for row in rows), view  # 3 subtests a flow
+
 
 def test_a_delegate_the_runner_lacks_is_lowered_not_run(programs, run_suite, binary):
     """Vulkan lowers here and the wheel ships no Vulkan delegate: the runner says so."""

@@ -186,3 +186,21 @@ def test_a_failure_whose_op_passes_alone_names_its_smallest_window():
     assert "reports/repros/t/subtest0/subgraph.py" in text
     del window["folder"]  # past the cap: nothing to point at
     assert "subgraph.py" not in repro_lines(result)
+
+
+def test_a_run_in_process_has_no_cost_view_and_a_runner_without_times_no_crash():
+    """No record with a `cost`: no section; a step sequence whose runner timed no call
+    (None in `step_ms`) is counted without its time."""
+    from etsuite.backends.harness.contract.record import SubtestRecord
+    from etsuite.backends.harness.contract.statuses import Status
+    from etsuite.tools import tally
+    from etsuite.tools.loading import Run, TestResult
+
+    record = SubtestRecord(test_id="t.py::t[f]", test_case="t.py::t", subtest=0, suite="llm",
+                           backend="b", flow="f", status=Status.PASS, steps=3,
+                           step_errors=[[0.0]] * 3, step_ms=[None, 2.0, 4.0])
+    result = TestResult("t.py::t[f]", "f", "b", "passed", "call", [record], None, 1.0,
+                        Run("r.json", "report", None, True, 0, None, None), Status.PASS)
+    assert tally.costs([result], [("b", "f")]) == []
+    (row,) = tally.stateful([result], [("b", "f")])
+    assert (row.first_ms, row.later_ms) == ([], [3.0])

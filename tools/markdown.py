@@ -11,6 +11,7 @@ line by line and diffed between runs.
 from __future__ import annotations
 
 import os
+import statistics
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -622,6 +623,38 @@ def stateful_section(merged: Merged, order) -> list[Section]:
                     render_items=render, unit="flows")]
 
 
+def cost_section(merged: Merged, order) -> list[Section]:
+    """What executing the programs cost where they ran, per flow and runtime, as the
+    runner measured it (`tally.costs`); absent when no runner measured anything (a run in
+    process measures no cost: its `run` time is in the stage times)."""
+    rows = tally.costs(merged.results, order)
+    if not rows:
+        return []
+
+    def median(values, scale, digits):
+        return f"{statistics.median(values) * scale:.{digits}f}" if values else "–"
+
+    def render(items):
+        return table(
+            ["flow", "runtime", "subtests", "per call µs (median of medians)",
+             "per call µs (max of medians)", "peak RSS MB (max)",
+             "planned memory KB (median)", "planned memory KB (max)"],
+            [[flow_label(r.flow), code(r.runtime or "?"), r.subtests,
+              median(r.call_medians, 1e6, 1),
+              f"{max(r.call_medians) * 1e6:.1f}" if r.call_medians else "–",
+              f"{max(r.peak_rss_bytes) / 2**20:.0f}" if r.peak_rss_bytes else "–",
+              median(r.planned_bytes, 1 / 1024, 1),
+              f"{max(r.planned_bytes) / 1024:.1f}" if r.planned_bytes else "–"]
+             for r in items])
+
+    intro = ("Measured by the runner that executed the programs (`--runner`, e.g. the native "
+             "runner): per call, the median over its timed calls after a first, judged one; "
+             "the executing process's peak memory; the programs' memory-planned buffers "
+             "(all methods). Programs run in process are not in this table.\n\n")
+    return [Section(heading="## What running cost\n", intro=intro, items=rows,
+                    render_items=render, unit="rows")]
+
+
 def slowest_section(merged: Merged, limit: int) -> Section:
     def render(items):
         rows = []
@@ -770,6 +803,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections.append(failures_section(failing, options.link_from, places))
     sections += borderline_section(merged, order)
     sections += stateful_section(merged, order)
+    sections += cost_section(merged, order)
     sections += [
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),

@@ -673,8 +673,50 @@ def stateful(results: list[TestResult], order: list[FlowKey]) -> list[Stateful]:
             if sqnr:
                 known = [] if row.lowest_sqnr_db is None else [row.lowest_sqnr_db]
                 row.lowest_sqnr_db = min(sqnr + known)
-            if record.step_ms:
-                row.first_ms.append(record.step_ms[0])
-                if len(record.step_ms) > 1:
-                    row.later_ms.append(statistics.median(record.step_ms[1:]))
+            # (a runner that timed no call gives None for it)
+            first, *later = record.step_ms or [None]
+            if first is not None:
+                row.first_ms.append(first)
+            later = [ms for ms in later if ms is not None]
+            if later:
+                row.later_ms.append(statistics.median(later))
     return [row for row in rows.values() if row.subtests]
+
+
+@dataclass
+class Cost:
+    """Per flow and runtime, what executing its programs cost where they ran, as the
+    runner measured it (the record's `cost`: the native runner's timed calls, its peak
+    memory and the programs' memory-planned buffers); runtimes that measure nothing (in
+    process) are not counted."""
+
+    backend: str | None
+    flow: str | None
+    runtime: str | None
+    subtests: int = 0
+    call_medians: list = field(default_factory=list)   # seconds, one per timed method call
+    peak_rss_bytes: list = field(default_factory=list)
+    planned_bytes: list = field(default_factory=list)  # per program, all methods' buffers
+
+
+def costs(results: list[TestResult], order: list[FlowKey]) -> list[Cost]:
+    """The `Cost` rows, flows in `order`, then by runtime."""
+    rows: dict[tuple, Cost] = {}
+    for result in results:
+        for record in result.records:
+            found = record.cost
+            if not found:
+                continue
+            key = (*flow_key(result), record.runtime)
+            row = rows.setdefault(key, Cost(*key))
+            row.subtests += 1
+            row.call_medians += [c["median"] for c in found.get("calls") or []
+                                 if c.get("median") is not None]
+            if found.get("peak_rss_bytes"):
+                row.peak_rss_bytes.append(found["peak_rss_bytes"])
+            planned = found.get("planned_memory") or {}
+            if planned:
+                row.planned_bytes.append(sum(sum(sizes) for sizes in planned.values()))
+    rank = {key: index for index, key in enumerate(order)}
+    return sorted(rows.values(), key=lambda r: (rank.get((r.backend, r.flow), len(rank)),
+                                                str(r.runtime)))
