@@ -204,3 +204,43 @@ def test_a_run_in_process_has_no_cost_view_and_a_runner_without_times_no_crash()
     assert tally.costs([result], [("b", "f")]) == []
     (row,) = tally.stateful([result], [("b", "f")])
     assert (row.first_ms, row.later_ms) == ([], [3.0])
+
+
+def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary():
+    """Per subtest, the computing nodes' delegated share (quantize/dequantize left out):
+    the coverage section gives its median per flow and names the subtests under half."""
+    from etsuite.backends.harness.contract.record import SubtestRecord, delegation_share
+    from etsuite.backends.harness.contract.statuses import Status
+    from etsuite.tools import tally
+    from etsuite.tools.loading import Run, TestResult
+
+    q = "quantized_decomposed.quantize_per_tensor.default"
+    assert delegation_share({"aten.add.Tensor": 2, q: 4}, {q: 9}) == (1.0, 1.0)
+    assert delegation_share({"aten.mm.default": 1}, {"aten.cumsum.default": 1,
+                                                     "aten.mm.default": 1}) == (1 / 3, 0.5)
+    assert delegation_share({q: 2}, {}) is None  # computes nothing
+
+    run = Run("r.json", "report", None, True, 0, None, None)
+
+    def result(name, inside, outside):
+        record = SubtestRecord(test_id=f"t.py::{name}[x]", test_case=f"t.py::{name}", subtest=0,
+                               suite="models", backend="b", flow="x", status=Status.PASS,
+                               delegated_ops=inside, undelegated_ops=outside,
+                               delegated_nodes=sum(inside.values()),
+                               undelegated_nodes=sum(outside.values()))
+        return TestResult(f"t.py::{name}[x]", "x", "b", "passed", "call", [record], None, 1.0,
+                          run, Status.PASS)
+
+    whole = result("whole", {"aten.linear.default": 3, q: 2}, {q: 1})
+    little = result("little", {"aten.linear.default": 1}, {"aten.cumsum.default": 2})
+    (row,) = tally.coverage([whole, little], [("b", "x")])
+    assert row.median_share() == (1.0 + 1 / 3) / 2
+    assert row.minority() == [(little, 1 / 3)]
+
+    from types import SimpleNamespace
+
+    from etsuite.tools.markdown import coverage_section
+
+    section = coverage_section(SimpleNamespace(results=[whole, little]), [("b", "x")])
+    text = str(section.render_items(section.items))  # (the table, its notes)
+    assert "66.7 %" in text and "1: `little[x]` 33.3 %" in text, text

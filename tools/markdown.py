@@ -670,17 +670,30 @@ def slowest_section(merged: Merged, limit: int) -> Section:
 
 
 def coverage_section(merged: Merged, order) -> Section:
+    def minority(row) -> str:
+        cases = row.minority()
+        if not row.delegated or not cases:
+            return "–" if not row.delegated else "0"
+        shown = ", ".join(f"{code(tally.test_name(result))} {percent(share)}"
+                          for result, share in cases[:3])
+        return f"{len(cases)}: {shown}" + (", …" if len(cases) > 3 else "")
+
     def render(rows):
         return table(["backend", "flow", "lowered subtests", "delegated nodes", "total nodes",
-                      "delegated", "most frequent undelegated ops"], [
+                      "delegated", "per subtest (median)", "delegate not the primary compute",
+                      "most frequent undelegated ops"], [
             [row.backend, flow_label(row.flow), row.lowered, row.delegated, row.nodes,
-             percent(row.share),
+             percent(row.share), percent(row.median_share()) if row.delegated else "–",
+             minority(row),
              ", ".join(f"{op} ×{n}" for op, n in row.undelegated_ops.most_common(3)) or "–"]
             for row in rows])
 
     rows = tally.coverage(merged.results, order)
     intro = ("Nodes of the lowered graphs, summed over the subtests that got as far as "
-             "lowering." if rows else "")
+             "lowering. Per subtest, the share of its computing nodes a delegate took "
+             "(quantize and dequantize nodes, which compute nothing of the model's, left "
+             "out): its median, and the subtests where it is under half (most of the graph "
+             "ran on portable kernels)." if rows else "")
     return Section(heading="## Delegation coverage\n", intro=intro, items=rows,
                    render_items=render,
                    empty="No subtest was lowered.\n", unit="flows")

@@ -13,7 +13,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from etsuite.backends.harness.contract.nodeids import repro_command, test_case_id
-from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
+from etsuite.backends.harness.contract.record import (
+    OutputStatistics,
+    SubtestRecord,
+    delegation_share,
+)
 from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import classify
 from etsuite.tools.loading import Merged, TestResult
@@ -444,10 +448,22 @@ class Coverage:
     delegated: int = 0
     undelegated: int = 0
     undelegated_ops: Counter = field(default_factory=Counter)
+    # Per lowered subtest that computes: (result, share of its computing nodes delegated,
+    # share of its distinct computing ops delegated); record.delegation_share's rule.
+    case_shares: list = field(default_factory=list)
 
     @property
     def nodes(self) -> int:
         return self.delegated + self.undelegated
+
+    def median_share(self) -> float | None:
+        """The median per subtest of the computing nodes' delegated share."""
+        return statistics.median(s for _, s, _ in self.case_shares) if self.case_shares else None
+
+    def minority(self) -> list:
+        """The subtests whose delegate is not the primary compute: under half of their
+        computing nodes delegated (most of the graph ran on portable kernels)."""
+        return [(result, share) for result, share, _ in self.case_shares if share < 0.5]
 
     @property
     def share(self) -> float | None:
@@ -462,6 +478,9 @@ def _count_nodes(row: Coverage, result: TestResult) -> None:
         row.delegated += record.delegated_nodes or 0
         row.undelegated += record.undelegated_nodes or 0
         row.undelegated_ops.update(record.undelegated_ops)
+        shares = delegation_share(record.delegated_ops or {}, record.undelegated_ops or {})
+        if shares is not None:
+            row.case_shares.append((result, *shares))
 
 
 def coverage(results: list[TestResult], order: list[FlowKey]) -> list[Coverage]:

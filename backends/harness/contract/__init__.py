@@ -51,7 +51,10 @@ from etsuite.backends.harness.contract.record import (  # noqa: F401
     RerunResult,
     Subtest,
     SubtestRecord,
+    computing_ops,
+    delegation_share,
     error_headline,
+    is_quantize_bookkeeping,
     trim_error,
     where_it_breaks,
 )

@@ -30,6 +30,32 @@ def error_headline(error: str) -> str:
     return lines[0]
 
 
+def is_quantize_bookkeeping(op_name: str) -> bool:
+    """A quantize or dequantize node: it moves values between the float and the integer
+    domain and computes nothing of the model's."""
+    return op_name.startswith("quantized_decomposed.") or "quantize_per_" in op_name
+
+
+def computing_ops(histogram: dict) -> int:
+    """Nodes that compute, leaving out quantize/dequantize: a delegate holding only q/dq
+    nodes has not taken the operator under test."""
+    return sum(n for op, n in histogram.items() if not is_quantize_bookkeeping(op))
+
+
+def delegation_share(delegated_ops: dict, undelegated_ops: dict) -> tuple[float, float] | None:
+    """The share of a lowered program's computing nodes that a delegate took, and of its
+    distinct computing ops that a delegate took (an op some of whose nodes stayed outside
+    counts as delegated); quantize/dequantize nodes are left out of both (bookkeeping, not
+    compute). None when the program computes nothing."""
+    inside, outside = computing_ops(delegated_ops), computing_ops(undelegated_ops)
+    if inside + outside == 0:
+        return None
+    ops_in = {op for op, n in delegated_ops.items() if n and not is_quantize_bookkeeping(op)}
+    ops_all = ops_in | {op for op, n in undelegated_ops.items()
+                        if n and not is_quantize_bookkeeping(op)}
+    return inside / (inside + outside), len(ops_in) / len(ops_all)
+
+
 def where_it_breaks(localization: dict | None) -> str | None:
     """A localized failure in a few words for the console, e.g. `aten.sin.default
     (model.py:12)`, the same with `inside delegate XnnpackBackend`, or, when no node was
