@@ -140,10 +140,10 @@ def test_a_crashing_attempt_is_an_answer_not_the_end(monkeypatch):
 
     real = bisection.attempt
 
-    def abort_on_small_prefixes(exported, count, *rest):
+    def abort_on_small_prefixes(unlifted, count, *rest):
         if count <= 2:
             os.abort()
-        return real(exported, count, *rest)
+        return real(unlifted, count, *rest)
 
     monkeypatch.setattr(bisection, "attempt", abort_on_small_prefixes)
     outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=60.0)

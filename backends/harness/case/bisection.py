@@ -52,17 +52,17 @@ def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
     """The exported program's first `count` computing nodes as a module of the flat user
     inputs, returning every tensor of the prefix that a later node (or the program's
     output) reads, and the last node's. Also returns the prefix's computing nodes."""
-    module, nodes, _ = window_module(exported, 0, count)
+    module, nodes, _ = window_module(exported.module(), 0, count)
     return module, nodes
 
 
-def window_module(exported, first: int, count: int) -> tuple[torch.fx.GraphModule, list, list]:
-    """Computing nodes `first` to `count` (exclusive) of the exported program as a module:
-    its inputs are the flat user inputs, then the values of the earlier nodes the window
-    reads (their names are the third item returned); it returns every tensor of the window
-    a later node (or the program's output) reads, and the last node's."""
-    module = exported.module()
-    graph = module.graph
+def window_module(unlifted, first: int, count: int) -> tuple[torch.fx.GraphModule, list, list]:
+    """Computing nodes `first` to `count` (exclusive) of an exported program, given as its
+    `unlifted` module (`exported.module()`, made once by the caller), as a module of their
+    own: its inputs are the flat user inputs, then the values of the earlier nodes the
+    window reads (their names are the third item returned); it returns every tensor of the
+    window a later node (or the program's output) reads, and the last node's."""
+    graph = unlifted.graph
     nodes = computing_nodes(graph)
 
     def with_getitems(chosen: set) -> set:
@@ -87,7 +87,7 @@ def window_module(exported, first: int, count: int) -> tuple[torch.fx.GraphModul
     returned = [n for n in graph.nodes if n in kept and _is_tensor(n)
                 and (n is last or any(u not in kept for u in n.users))]
     window.output(tuple(copied[n] for n in returned))
-    cut = torch.fx.GraphModule(module, window)
+    cut = torch.fx.GraphModule(unlifted, window)
     cut.graph.eliminate_dead_code()
     cut.recompile()
     return cut, nodes[first:count], [n.name for n in boundary]
@@ -132,13 +132,13 @@ def _is_tensor(node) -> bool:
     return isinstance(node.meta.get("val"), torch.Tensor)
 
 
-def attempt(exported, count: int, inputs: tuple, flow, stage: str,
+def attempt(unlifted, count: int, inputs: tuple, flow, stage: str,
             run_pipeline: Callable, first: int = 0, values: dict | None = None) -> dict:
     """The status of computing nodes `first` to `count` taken through `flow` up to
     `stage`: the failing status if the window fails there, "pass" once it is past it (a
     window after the first node reads the earlier nodes' eager `values`). Quantization is
     not done again: the window comes from the quantized graph."""
-    module, _, boundary = window_module(exported, first, count)
+    module, _, boundary = window_module(unlifted, first, count)
     inputs = (*inputs, *((values or {})[name] for name in boundary))
     unquantized = dataclasses.replace(flow, quantizer=None, source_transform=None)
     dynamic = dynamic_shapes_of(module)
@@ -164,9 +164,9 @@ class _Attempts:
     deadline: `fails(first, count)` says whether computing nodes `first` to `count` end
     `status` at `stage` (for a crash: die there)."""
 
-    def __init__(self, exported, inputs: tuple, flow, status: str, stage: str,
+    def __init__(self, unlifted, inputs: tuple, flow, status: str, stage: str,
                  run_pipeline: Callable, deadline: float, values: dict | None = None):
-        self.exported, self.inputs, self.flow = exported, inputs, flow
+        self.unlifted, self.inputs, self.flow = unlifted, inputs, flow
         self.status, self.stage, self.run_pipeline = status, stage, run_pipeline
         self.deadline, self.values = deadline, values
         self.count = 0
@@ -183,7 +183,7 @@ class _Attempts:
             raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")
         self.count += 1
         answer = localize.contained(
-            lambda: attempt(self.exported, count, self.inputs, self.flow, self.stage,
+            lambda: attempt(self.unlifted, count, self.inputs, self.flow, self.stage,
                             self.run_pipeline, first, self.values), left)
         self.last = answer
         if "status" not in answer:  # the attempt died, or ran out of time
@@ -204,10 +204,11 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
     tries = None
     try:
         stage = stage_of(status, stage)
-        nodes = computing_nodes(exported.module().graph)
+        unlifted = exported.module()  # once: every attempt cuts its window from it
+        nodes = computing_nodes(unlifted.graph)
         if not nodes:
             raise localize.NotLocalized("the exported graph has no computing node")
-        tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline,
+        tries = _Attempts(unlifted, inputs, flow, status, stage, run_pipeline,
                           started + budget)
         if not tries.fails(0, len(nodes)):
             # (pass_undelegated says nothing of the backend: the partitioner took none
@@ -248,11 +249,12 @@ def minimize(exported, inputs: tuple, values: dict, node_name: str, flow, status
     caller to write (`module`, `inputs`), or {reason} when even the prefix up to the op
     does not fail."""
     started = time.monotonic()
-    names = [n.name for n in computing_nodes(exported.module().graph)]
+    unlifted = exported.module()  # once: every attempt cuts its window from it
+    names = [n.name for n in computing_nodes(unlifted.graph)]
     if node_name not in names:
         return {"reason": f"{node_name} is not a computing node of the program"}
     end = names.index(node_name) + 1
-    tries = _Attempts(exported, inputs, flow, status, stage, run_pipeline, deadline, values)
+    tries = _Attempts(unlifted, inputs, flow, status, stage, run_pipeline, deadline, values)
     try:
         if not tries.fails(0, end):
             return {"reason": f"the graph up to {node_name}, exported again, ends "
@@ -266,7 +268,7 @@ def minimize(exported, inputs: tuple, values: dict, node_name: str, flow, status
                 high = middle
     except localize.NotLocalized as why:
         return {"reason": str(why), "attempts": tries.count}
-    module, _, boundary = window_module(exported, low, end)
+    module, _, boundary = window_module(unlifted, low, end)
     return {"nodes": end - low, "first": names[low], "last": node_name,
             "attempts": tries.count, "seconds": round(time.monotonic() - started, 3),
             "module": module, "inputs": (*inputs, *(values[name] for name in boundary))}

@@ -61,27 +61,17 @@ class Reader {
     Json value = Json::object();
     ++at_;
     skip_space();
-    if (at_ < text_.size() && text_[at_] == '}') {
-      ++at_;
-      return value;
-    }
+    if (take("}")) return value;
     while (true) {
       skip_space();
       if (at_ >= text_.size() || text_[at_] != '"') fail("a key was expected");
       std::string key = string();
       skip_space();
-      if (at_ >= text_.size() || text_[at_] != ':') fail("':' was expected");
-      ++at_;
+      if (!take(":")) fail("':' was expected");
       value.set(key, next());
       skip_space();
-      if (at_ < text_.size() && text_[at_] == ',') {
-        ++at_;
-        continue;
-      }
-      if (at_ < text_.size() && text_[at_] == '}') {
-        ++at_;
-        return value;
-      }
+      if (take(",")) continue;
+      if (take("}")) return value;
       fail("',' or '}' was expected");
     }
   }
@@ -90,21 +80,12 @@ class Reader {
     Json value = Json::array();
     ++at_;
     skip_space();
-    if (at_ < text_.size() && text_[at_] == ']') {
-      ++at_;
-      return value;
-    }
+    if (take("]")) return value;
     while (true) {
       value.push(next());
       skip_space();
-      if (at_ < text_.size() && text_[at_] == ',') {
-        ++at_;
-        continue;
-      }
-      if (at_ < text_.size() && text_[at_] == ']') {
-        ++at_;
-        return value;
-      }
+      if (take(",")) continue;
+      if (take("]")) return value;
       fail("',' or ']' was expected");
     }
   }
