@@ -430,3 +430,47 @@ def test_a_quantized_mismatch_the_fake_quantized_program_agrees_with_is_the_quan
     assert found["localized"] is False
     assert found["reason"].endswith("the mismatch is the quantization's error, not a node's")
     assert "ends pass against the fake-quantized program" in found["reason"]
+
+
+class ConvLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.linear = torch.nn.Linear(6, 5)
+
+    def forward(self, x):
+        return self.linear(torch.relu(self.conv(x)))
+
+
+def test_a_quantized_graph_is_cut_between_ops_never_inside_their_quantization():
+    """The quantize/dequantize nodes of a PT2E graph are not counted (never blamed): a
+    window ends after its last op's quantize-dequantize and returns that dequantized
+    value, as the rest of the program reads it, and the weights' dequantize goes with
+    the op that reads it."""
+    import operator
+
+    from etsuite.backends.harness.case import bisection
+    from etsuite.backends.harness.case.pipeline import quantize
+    from etsuite.backends.xnnpack.flows import XNNPACK_STATIC_INT8_PER_TENSOR
+
+    inputs = (torch.randn(1, 3, 8, 8),)
+    exported = quantize(torch.export.export(ConvLinear().eval(), inputs), inputs,
+                        XNNPACK_STATIC_INT8_PER_TENSOR, None)
+    unlifted = exported.module()
+    every = [n for n in unlifted.graph.nodes if n.op == "call_function"]
+    assert any("quantize_per_tensor" in str(n.target) for n in every)  # it is quantized
+    nodes = bisection.computing_nodes(unlifted.graph)
+    names = [str(n.target) for n in nodes]
+    assert not any("quantized_decomposed" in name for name in names), names
+    relu = next(i for i, n in enumerate(nodes) if "relu" in str(n.target))
+    window, _, _ = bisection.window_module(unlifted, 0, relu + 1)  # conv, relu, then q-dq
+    kept = [str(n.target) for n in window.graph.nodes if n.op == "call_function"
+            and n.target is not operator.getitem]
+    assert kept[-1].startswith("quantized_decomposed.dequantize_per_tensor"), kept
+    output = next(n for n in window.graph.nodes if n.op == "output")
+    (returned,) = output.args[0]
+    assert str(returned.target).startswith("quantized_decomposed.dequantize_per_tensor")
+    # the conv's weight dequantized in its window; the linear's not before its own
+    assert sum("dequantize" in name for name in kept) >= 2, kept
+    assert not any("linear" in name or "addmm" in name for name in kept)
+    window(*inputs)  # and it runs

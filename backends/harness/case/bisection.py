@@ -26,6 +26,7 @@ from typing import Callable
 import torch
 
 from etsuite.backends.harness.case import localize
+from etsuite.backends.harness.contract.record import is_quantize_bookkeeping
 
 METHOD = "bisection over graph prefixes"
 # The stages whose failure is bisected, in pipeline order, with the status each one ends.
@@ -43,9 +44,44 @@ class _PastTheStage(Exception):
 
 def computing_nodes(graph) -> list:
     """The nodes a prefix is counted in: call_function nodes except a getitem, which goes
-    with the node it reads."""
-    return [n for n in graph.nodes
-            if n.op == "call_function" and n.target is not operator.getitem]
+    with the node it reads, and a quantize or dequantize, which goes with the node whose
+    value it converts (`_units`): a cut never falls between an op and the quantization of
+    its output, and a quantize is never the node blamed."""
+    return [n for n in graph.nodes if n.op == "call_function"
+            and n.target is not operator.getitem and not _is_bookkeeping(n)]
+
+
+def _is_bookkeeping(node) -> bool:
+    return node.op == "call_function" and is_quantize_bookkeeping(str(node.target))
+
+
+def _units(graph, nodes: list) -> dict:
+    """Each call_function node's computing node (one of `nodes`): itself, or for a
+    getitem, quantize or dequantize the computing node its value comes from; a
+    quantize/dequantize of an input or a weight goes with the first node that reads it."""
+    unit: dict = {n: n for n in nodes}
+
+    def first_reader(node):
+        for user in node.users:
+            if user in unit and unit[user] is user:
+                return user
+            if user.op == "call_function":
+                found = first_reader(user)
+                if found is not None:
+                    return found
+        return None
+
+    def find(node):
+        if node not in unit:
+            source = node.args[0] if node.args else None
+            unit[node] = find(source) if isinstance(source, torch.fx.Node) \
+                and source.op == "call_function" else first_reader(node)
+        return unit[node]
+
+    for node in graph.nodes:
+        if node.op == "call_function":
+            find(node)
+    return unit
 
 
 def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
@@ -64,13 +100,14 @@ def window_module(unlifted, first: int, count: int) -> tuple[torch.fx.GraphModul
     window a later node (or the program's output) reads, and the last node's."""
     graph = unlifted.graph
     nodes = computing_nodes(graph)
+    unit = _units(graph, nodes)
 
-    def with_getitems(chosen: set) -> set:
-        return chosen | {n for n in graph.nodes if n.op == "call_function"
-                         and n.target is operator.getitem and n.args[0] in chosen}
+    def belonging_to(chosen: list) -> set:
+        chosen_set = set(chosen)
+        return {n for n in graph.nodes if n.op == "call_function" and unit[n] in chosen_set}
 
-    kept = with_getitems(set(nodes[first:count]))
-    earlier = with_getitems(set(nodes[:first]))
+    kept = belonging_to(nodes[first:count])
+    earlier = belonging_to(nodes[:first])
     window = torch.fx.Graph()
     copied: dict = {}
     for node in graph.nodes:
@@ -83,7 +120,9 @@ def window_module(unlifted, first: int, count: int) -> tuple[torch.fx.GraphModul
     for node in graph.nodes:
         if node in kept:
             copied[node] = window.node_copy(node, lambda n: copied[n])
-    last = nodes[count - 1]
+    # the last node's value as the program goes on with it: after its quantize-dequantize
+    last = ([n for n in graph.nodes if unit.get(n) is nodes[count - 1] and _is_tensor(n)
+             and n.target is not operator.getitem] or [nodes[count - 1]])[-1]
     returned = [n for n in graph.nodes if n in kept and _is_tensor(n)
                 and (n is last or any(u not in kept for u in n.users))]
     window.output(tuple(copied[n] for n in returned))
