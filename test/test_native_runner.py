@@ -21,7 +21,7 @@ from etsuite.backends.harness.remote import agent, exchange, native
 from etsuite.backends.harness.remote.kinds import parse_spec
 from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
 from etsuite.backends.harness.remote.spec import SpecError
-from test_runners import actual_outputs, stateful_runs_as_in_process
+from test_runners import SshServer, actual_outputs, stateful_runs_as_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -291,6 +291,8 @@ def test_the_runtime_sends_calls_as_one_job_and_checks_the_answer(tmp_path, bina
 @pytest.mark.parametrize("spec, message", [
     ("native?iterations=many", "iterations wants a count >= 0"),
     ("native?speed=1", "unknown option(s) speed"),
+    ("native?resident=maybe", "resident takes yes or no, got 'maybe'"),
+    ("ssh://h?native=/bin/runner&resident=no", "native=PATH runs as a resident agent"),
 ])
 def test_a_malformed_native_spec_says_what_is_expected(spec, message):
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -322,3 +324,110 @@ def test_an_operator_the_runner_lacks_answers_missing(tmp_path, binary):
 
     method = Runtime.get().load_program(pte).load_method("forward")
     assert method.execute(list(inputs))[0].shape == inputs[1].shape
+
+
+def _job_tar(x: torch.Tensor, y: torch.Tensor) -> bytes:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for name, data in exchange.job_files(add_program(), [x, y], []).items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _outputs(answer: dict, folder: Path) -> list:
+    from etsuite.backends.harness.remote.kinds import _untar
+
+    folder.mkdir()
+    _untar(answer["tar"], str(folder))
+    return exchange.read_values(str(folder), exchange.read_manifest(str(folder))["outputs"])
+
+
+@pytest.mark.parametrize("which", ["python", "native"])
+def test_a_resident_agent_serves_many_jobs_and_is_restarted_once_killed(which, tmp_path,
+                                                                       binary):
+    """One agent answers job after job (started once); killed between jobs, the next job
+    starts another; its relay goes when asked to (the end of the run)."""
+    from etsuite.backends.harness.remote import resident
+
+    argv = (sys.executable, agent.__file__, "--serve") if which == "python" \
+        else (str(binary), "--serve")
+    keeper = resident.Resident(argv)
+    folder = str(tmp_path / "pool")
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    answers = [resident.exchange(folder, which, keeper, False, _job_tar(x, y), 120)
+               for _ in range(3)]
+    assert [a["status"] for a in answers] == ["done"] * 3, answers[0].get("detail")
+    assert [a["started"] for a in answers] == [True, False, False]
+    assert len({a["agent"] for a in answers}) == 1  # one process served them all
+    for index, answer in enumerate(answers):
+        (out,) = _outputs(answer, tmp_path / f"out{index}")
+        assert torch.equal(out, x + y)
+
+    os.kill(answers[0]["agent"], 9)
+    again = resident.exchange(folder, which, keeper, False, _job_tar(x, y), 120)
+    assert again["status"] == "done" and again["started"], again.get("detail")
+    assert again["agent"] != answers[0]["agent"]
+
+    socket_file = Path(resident.socket_path(folder, which, keeper, False))
+    assert socket_file.exists()
+    resident.stop_relays(folder)
+    for _ in range(100):
+        if not socket_file.exists():
+            break
+        import time
+
+        time.sleep(0.05)
+    assert not socket_file.exists()
+
+
+def test_an_agent_that_does_not_start_twice_is_a_lost_device(tmp_path):
+    from etsuite.backends.harness.remote import resident
+
+    keeper = resident.Resident(("sh", "-c", "echo no runtime here >&2; exit 3"))
+    answer = resident.exchange(str(tmp_path / "pool"), "ssh://d", keeper, True, b"", 30)
+    assert answer["status"] == "lost"
+    assert answer["detail"].startswith("the agent did not start (the agent exited 3)")
+    assert "no runtime here" in answer["detail"]
+    resident.stop_relays(str(tmp_path / "pool"))
+
+
+def test_a_crash_inside_the_resident_native_runner_is_fail_crash(programs, run_suite, binary,
+                                                                 monkeypatch):
+    """Every program aborts the runner while it runs: each test is fail_crash with the
+    signal, and the runner started again for the next one."""
+    monkeypatch.setenv("ETSUITE_AGENT_FAULT", "abort")
+    run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "--runner", "xnnpack=native")
+    records = run.records()
+    assert len(records) == 3, run.stdout + run.stderr
+    for record in records:
+        assert (record["status"], record["stage"]) == ("fail_crash", "run"), record
+        assert record["error"].startswith(
+            "runner native: the process executing the program was killed by SIGABRT (6)"), record
+
+
+@pytest.fixture
+def ssh_server(tmp_path):
+    """An OpenSSH server on 127.0.0.1 (test_runners.SshServer), stopped at teardown."""
+    server = SshServer(tmp_path / "sshd")
+    yield server
+    server.stop()
+
+
+def test_the_ssh_runner_runs_a_native_binary_on_the_host(programs, run_suite, ssh_server,
+                                                        binary):
+    """ssh://...?native=PATH: the native runner on the far side of the connection, one
+    resident process for every program, the program's cost measured there."""
+    server = ssh_server
+    spec = f"{server.spec}{'&' if '?' in server.spec else '?'}native={binary}"
+    run = run_suite("--flow", "xnnpack", "-p", "no:xdist", "--runner", f"xnnpack={spec}")
+    records = run.records()
+    assert [r["status"] for r in records] == ["pass"] * 3, run.stdout + run.stderr
+    for record in records:
+        assert record["runtime"] == server.name
+        assert record["cost"]["calls"][0]["iterations"] == 5, record["cost"]  # the default
+    assert run.ret == 0

@@ -323,7 +323,10 @@ def parse_args(argv):
                         help="leave out the runs of ours through the warm process")
     parser.add_argument("--skip", default="",
                         help="parts to leave out: comma-separated of "
-                             "collection,parallel,own,localize")
+                             "collection,parallel,own,localize,runners")
+    parser.add_argument("--ssh", action="append", default=[], metavar="SPEC",
+                        help="also time this ssh runner (e.g. ssh://127.0.0.1:2222) in the "
+                             "runners part, resident and not")
     return parser.parse_args(argv)
 
 
@@ -438,6 +441,9 @@ def main(argv: list[str] | None = None) -> int:
         if "localize" not in skip and flows:
             print("\n## What localization costs (our own operator modules, cold)\n")
             print(localization_table(own_modules(names, options), flows, options, scratch))
+        if "runners" not in skip:
+            print("\n## What a runner adds (our own operator modules, xnnpack flow)\n")
+            print(runner_table(own_modules(names, options), options, scratch))
     finally:
         if warm:
             warm.stop()
@@ -483,6 +489,49 @@ def localization_table(modules: list[str], flows: list[str], options, scratch: s
                      floatfmt=".1f", tablefmt="github")
     return (f"{table}\n\n- default (undeclared) over off: {default / off:.3f} "
             f"(failures localized by default: only those no entry declares)")
+
+
+# The runners timed against in-process execution: each kind with its resident agent
+# (remote/resident.py) and without (a new agent per program).
+RUNNER_SPECS = ("process?resident=no", "process", "native?resident=no", "native")
+RUNNER_TARGET_MS = {"process": 50, "native": 50, "ssh": 150}
+
+
+def runner_table(modules: list[str], options, scratch: str) -> str:
+    """Our modules on the xnnpack flow in process, then through each runner: wall time,
+    and per subtest what the runner added, from the records: the exchange's time beyond
+    the program's own load and run (`transfer`, plus the agent's `startup`)."""
+    if not modules:
+        return "- none of the selected modules exists in backends/suite/operators"
+    specs = ["", *RUNNER_SPECS,
+             *(f"{spec}{'&' if '?' in spec else '?'}{extra}" for spec in options.ssh
+               for extra in ("resident=no", "resident=yes"))]
+    rows: list[list] = []
+    lines: list[str] = []
+    for spec in specs:
+        label = spec or "in process"
+        _progress(f"runner {label}")
+        run = run_pytest(f"runner-{len(rows)}", [*modules, "--flow", "xnnpack", "-n",
+                                                 options.workers,
+                                                 *(["--runner", f"xnnpack={spec}"] if spec else [])],
+                         scratch)
+        records = [r for test in run.tests for r in records_of_test(test)]
+        added = sorted(1000 * (r["timings"].get("transfer", 0.0) + r["timings"].get("startup", 0.0))
+                       for r in records if spec and "transfer" in (r.get("timings") or {}))
+        statuses = Counter(r["status"] for r in records)
+        p90 = added[min(len(added) - 1, int(0.9 * len(added)))] if added else None
+        rows.append([label, len(records), f"{run.wall_s:.1f}",
+                     f"{median(added):.1f}" if added else "", f"{p90:.1f}" if p90 else "",
+                     ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))])
+        kind = spec.split(":", 1)[0].partition("?")[0]
+        if added and "resident=no" not in spec and kind in RUNNER_TARGET_MS:
+            target = RUNNER_TARGET_MS[kind]
+            verdict = "within" if median(added) <= target else "over"
+            lines.append(f"- {label}: {median(added):.1f} ms added per subtest (median), "
+                         f"{verdict} the target of {target} ms")
+    table = tabulate(rows, headers=["runner", "subtests", "wall s", "added ms (median)",
+                                    "added ms (p90)", "statuses"], tablefmt="github")
+    return table + ("\n\n" + "\n".join(lines) if lines else "")
 
 
 def own_modules(names: list[str], options) -> list[str]:

@@ -13,6 +13,8 @@ implements the same files instead of this agent.
     python agent.py --pte P --inputs M --outputs OUT   the same, file by file
     python agent.py --stream                       job as a tar on stdin, outputs
                                                           as a tar on stdout (ssh, process)
+    python agent.py --serve                        many jobs on one pipe, the runtime
+                                                          imported once (a resident agent)
     python agent.py --probe                        this runtime's backends, as JSON
 
 Test-only fault injection, as test/test_fault_injection.py does for the pipeline:
@@ -255,26 +257,52 @@ def _extract_flat(archive: tarfile.TarFile, folder: str) -> None:
             shutil.copyfileobj(source, handle)
 
 
-def serve_stream(stdin, result_out) -> None:
-    """--stream: a tar of the job folder on stdin, a tar of the output folder to
-    `result_out` (the original stdout; anything else printed goes to stderr)."""
-    scratch = tempfile.mkdtemp(prefix="etsuite-job-")
+def answer_tar(job_tar, scratch_prefix: str = "etsuite-job-") -> bytes:
+    """One job given as a tar (a file object) -> the tar of its output folder."""
+    scratch = tempfile.mkdtemp(prefix=scratch_prefix)
     try:
         job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
         os.makedirs(job)
-        with tarfile.open(fileobj=stdin, mode="r|") as archive:
+        with tarfile.open(fileobj=job_tar, mode="r|") as archive:
             _extract_flat(archive, job)
         with open(os.path.join(job, MANIFEST), encoding="utf-8") as handle:
             program = json.load(handle).get("program", "program.pte")
         execute_job(os.path.join(job, program), os.path.join(job, MANIFEST), out)
         buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
             for name in sorted(os.listdir(out)):
                 archive.add(os.path.join(out, name), arcname=name)
-        result_out.write(buffer.getvalue())
-        result_out.flush()
+        return buffer.getvalue()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def serve_stream(stdin, result_out) -> None:
+    """--stream: a tar of the job folder on stdin, a tar of the output folder to
+    `result_out` (the original stdout; anything else printed goes to stderr)."""
+    result_out.write(answer_tar(stdin))
+    result_out.flush()
+
+
+def serve_many(stdin, result_out) -> None:
+    """--serve: many jobs, one after another, on one pipe (the resident agent of
+    remote/resident.py). First a line `ready {"versions": [...], "runtime": ...}`; then
+    for each `job SIZE` line and SIZE bytes of job tar, a line `done SIZE` and SIZE bytes
+    of output tar. The runtime is imported once, for every job. Ends at end of input."""
+    import_runtime().get()
+    hello = {"versions": list(VERSIONS), "runtime": where(), "agent": "python"}
+    result_out.write(f"ready {json.dumps(hello)}\n".encode())
+    result_out.flush()
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        word, _, size = line.decode("ascii", "replace").strip().partition(" ")
+        if word != "job" or not size.isdigit():
+            raise SystemExit(f"agent --serve: expected 'job SIZE', got {line[:80]!r}")
+        answer = answer_tar(io.BytesIO(stdin.read(int(size))))
+        result_out.write(f"done {len(answer)}\n".encode() + answer)
+        result_out.flush()
 
 
 def main(argv: list[str]) -> int:
@@ -286,6 +314,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--inputs", help="the job's manifest.json (its .bin files beside it)")
     parser.add_argument("--outputs", help="the folder to write outputs and manifest.json to")
     parser.add_argument("--stream", action="store_true", help="job tar on stdin, outputs tar on stdout")
+    parser.add_argument("--serve", action="store_true",
+                        help="many jobs on stdin, their answers on stdout (a resident agent)")
     parser.add_argument("--probe", action="store_true", help="print this runtime's backends")
     args = parser.parse_args(argv)
     if args.probe:
@@ -293,11 +323,11 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"runtime": where(),
                           "backends": list(runtime.backend_registry.registered_backend_names)}))
         return 0
-    if args.stream:
+    if args.stream or args.serve:
         result_out = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)  # native and Python prints must not corrupt the tar on stdout
         sys.stdout = sys.stderr
-        serve_stream(sys.stdin.buffer, result_out)
+        (serve_many if args.serve else serve_stream)(sys.stdin.buffer, result_out)
         return 0
     if args.job:
         manifest = os.path.join(args.job, MANIFEST)

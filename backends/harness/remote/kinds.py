@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from etsuite.backends.harness.remote import exchange, native
+from etsuite.backends.harness.remote import exchange, native, resident
+from etsuite.backends.harness.remote.resident import Resident
 from etsuite.backends.harness.remote.spec import (
     RunnerSpec,
     SpecError,
@@ -124,9 +125,11 @@ def _tail(text: bytes | str, lines: int = 6) -> str:
     return "\n".join(kept[-lines:])
 
 
-def _tar(files: dict[str, bytes]) -> bytes:
+def _tar(files: dict[str, bytes], ustar: bool = False) -> bytes:
+    """`ustar`: the plain form the native runner reads."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
+    with tarfile.open(fileobj=buffer, mode="w",
+                      format=tarfile.USTAR_FORMAT if ustar else tarfile.DEFAULT_FORMAT) as archive:
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -204,6 +207,42 @@ def _stream_exchange(argv: list[str], spec: RunnerSpec, data: bytes, marked: boo
     except tarfile.TarError as error:
         return Reply(folder, seconds, f"the agent's answer is not a tar ({error}): {_tail(stderr)}")
     return Reply(folder, seconds)
+
+
+def _keeps_agent(spec: RunnerSpec) -> bool:
+    """Whether the spec's device keeps one agent for all its jobs (remote/resident.py):
+    yes unless `resident=no`."""
+    value = spec.option("resident", "yes")
+    if value not in ("yes", "no"):
+        raise SpecError(f"runner {spec.text!r}: resident takes yes or no, got {value!r}")
+    return value == "yes"
+
+
+def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: str) -> Reply | None:
+    """The job through the device's resident agent (remote/resident.py), when its kind
+    keeps one (`kind.resident(spec)`); None when it does not (the kind's own exchange
+    runs). `folder`: the run's pool folder, where the relay's socket lives."""
+    keeping = getattr(kind, "resident", None)
+    agent = keeping(spec) if keeping is not None else None
+    if agent is None:
+        return None
+    try:
+        answer = resident.exchange(folder, spec.name, agent, spec.exclusive,
+                                   _tar(files, ustar=True), spec.timeout)
+    except (OSError, ValueError) as error:
+        raise DeviceLost(f"its resident agent: {error}") from None
+    if answer["status"] == "lost":
+        raise DeviceLost(answer.get("detail") or "its resident agent is lost")
+    folder_out = tempfile.mkdtemp(prefix="etsuite-out-")
+    if answer["status"] == "crashed":
+        signalled = answer.get("signal")
+        return Reply(folder_out, answer["seconds"], answer.get("detail", ""),
+                     crashed_by=_signal_name(signalled) if signalled else None)
+    try:
+        _untar(answer["tar"], folder_out)
+    except tarfile.TarError as error:
+        return Reply(folder_out, answer["seconds"], f"the agent's answer is not a tar ({error})")
+    return Reply(folder_out, answer["seconds"])
 
 
 def _placeholders(job: str, out: str, input_names: list[str]) -> dict[str, str]:
@@ -309,14 +348,21 @@ class ProcessKind:
     form: str = "process"
     exclusive: bool = False
     takes_rest: bool = False
-    options: frozenset[str] = frozenset({"timeout", "python"})
+    options: frozenset[str] = frozenset({"timeout", "python", "resident"})
 
     def claims(self, text: str) -> bool:
         return text.partition("?")[0] == "process"
 
+    def resident(self, spec: RunnerSpec) -> Resident | None:
+        if not _keeps_agent(spec):
+            return None
+        return Resident((spec.option("python", sys.executable), AGENT, "--serve"))
+
     def parse(self, text: str) -> RunnerSpec:
         options = parse_options(text, text.partition("?")[2], self.options, self.name)
-        return RunnerSpec(text, self.name, "process", options=options, runner_kind=self)
+        spec = RunnerSpec(text, self.name, "process", options=options, runner_kind=self)
+        _keeps_agent(spec)  # a bad value is a SpecError now, not at the first job
+        return spec
 
     def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
         argv = [spec.option("python", sys.executable), AGENT, "--stream"]
@@ -340,13 +386,34 @@ class SshKind:
     exclusive: bool = True
     takes_rest: bool = False
     options: frozenset[str] = frozenset({"timeout", "python", "connect_timeout", "identity",
-                                         "config"})
+                                         "config", "resident", "native"})
 
     def claims(self, text: str) -> bool:
         return text.startswith("ssh://")
 
     def parse(self, text: str) -> RunnerSpec:
-        return _address_spec(self, text)
+        spec = _address_spec(self, text)
+        keeps = _keeps_agent(spec)
+        if spec.option("native") and not keeps:
+            raise SpecError(f"runner {text!r}: native=PATH runs as a resident agent: "
+                            f"leave out resident=no")
+        return spec
+
+    def resident(self, spec: RunnerSpec) -> Resident | None:
+        """The agent's source on stdin, then jobs; or the native runner at `native=PATH`
+        on the host (built for it: make native-runner there, or cross-compiled; its
+        exchange format version is checked before the first job)."""
+        if not _keeps_agent(spec):
+            return None
+        if spec.option("native"):
+            remote = f"{shlex.quote(spec.option('native'))} --serve; echo {EXIT_MARK}$? >&2"
+            return Resident(tuple(ssh_argv(spec, remote)), marked=True)
+        python = spec.option("python", "python3")
+        remote = f"{shlex.quote(python)} -c {shlex.quote(BOOTSTRAP)} --serve; echo {EXIT_MARK}$? >&2"
+        with open(AGENT, "rb") as handle:
+            source = handle.read()
+        return Resident(tuple(ssh_argv(spec, remote)), f"{len(source)}\n".encode() + source,
+                        marked=True)
 
     def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
         python = spec.option("python", "python3")
@@ -417,7 +484,7 @@ class NativeKind:
     form: str = "native[?iterations=N]"
     exclusive: bool = False
     takes_rest: bool = False
-    options: frozenset[str] = frozenset({"timeout", "iterations", "binary"})
+    options: frozenset[str] = frozenset({"timeout", "iterations", "binary", "resident"})
 
     def claims(self, text: str) -> bool:
         return text.partition("?")[0] == "native"
@@ -427,11 +494,20 @@ class NativeKind:
         iterations = dict(options).get("iterations", "0")
         if not iterations.isdigit():
             raise SpecError(f"runner {text!r}: iterations wants a count >= 0, got {iterations!r}")
-        return RunnerSpec(text, self.name, "native", options=options, runner_kind=self)
+        spec = RunnerSpec(text, self.name, "native", options=options, runner_kind=self)
+        _keeps_agent(spec)
+        return spec
+
+    def resident(self, spec: RunnerSpec) -> Resident | None:
+        if not _keeps_agent(spec):
+            return None
+        iterations = ("--iterations", spec.option("iterations")) if spec.option("iterations") else ()
+        return Resident((native.binary_path(spec.option("binary")), "--die-with-parent",
+                         "--serve", *iterations))
 
     def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
         try:
-            binary = spec.option("binary") or str(native.binary_for_this_process())
+            binary = native.binary_path(spec.option("binary"))
         except native.BuildError as error:  # no manifest: the runtime says fail_infra
             return Reply(tempfile.mkdtemp(prefix="etsuite-native-"), 0.0, str(error))
         iterations = ["--iterations", spec.option("iterations")] if spec.option("iterations") else []

@@ -140,6 +140,11 @@ def binary_for_this_process() -> Path:
     return ensure_binary()
 
 
+def binary_path(given: str | None = None) -> str:
+    """The runner to start: one built elsewhere (`given`), else this checkout's build."""
+    return given or str(binary_for_this_process())
+
+
 def main(argv: list[str]) -> int:
     """`make native-runner`: build (or find) the binary and print its path."""
     try:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import pytest
 
 from etsuite.backends.harness import workers
+from etsuite.backends.harness.remote import resident
 from etsuite.backends.harness.remote.kinds import RunnerKind, known_kinds, split_specs
 from etsuite.backends.harness.remote.pool import DevicePool
 from etsuite.backends.harness.remote.runtime import RunnerRuntime
@@ -147,4 +148,5 @@ class RunnerSession:
     def pytest_unconfigure(self, config) -> None:
         folder = self.state.runner_folder
         if folder and self.state.owns_runner_folder and os.path.isdir(folder):
+            resident.stop_relays(folder)  # (they would go within a second anyway)
             shutil.rmtree(folder, ignore_errors=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import Execution, RuntimeStatus, delegate_ids
 from etsuite.backends.harness.remote import exchange
-from etsuite.backends.harness.remote.kinds import DeviceLost, Reply
+from etsuite.backends.harness.remote.kinds import DeviceLost, Reply, resident_exchange
 from etsuite.backends.harness.remote.pool import DevicePool, PoolExhausted
 from etsuite.backends.harness.remote.spec import RunnerSpec
 
@@ -115,7 +115,8 @@ class RunnerRuntime:
                 assert kind is not None, "every spec is made by its kind's parse"
                 job.execution = Execution(name, {"wait": waited} if waited else {})
                 try:
-                    reply = kind.exchange(spec, files)
+                    reply = resident_exchange(kind, spec, files, self.pool_folder) \
+                        or kind.exchange(spec, files)
                 except DeviceLost as lost:
                     if not spec.exclusive:  # a local process: the program hung, not a device
                         raise RuntimeStatus(Status.FAIL_TIMEOUT, f"runner {name}: {lost}",

@@ -6,6 +6,7 @@
 //
 //   etsuite-native-runner --job DIR --outputs OUT [--iterations N]
 //   etsuite-native-runner PTE MANIFEST OUT [--iterations N]   (the adb runner's {pte} {inputs} {outputs})
+//   etsuite-native-runner --serve [--iterations N]             many jobs on one pipe (a resident agent)
 //   etsuite-native-runner --probe                              this binary's backends, as JSON
 //   --die-with-parent (Linux)                                  exit when the starting process does
 //
@@ -27,6 +28,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@
 #include <vector>
 
 #include "json.h"
+#include "tar.h"
 
 #ifndef ETSUITE_EXECUTORCH_VERSION
 #define ETSUITE_EXECUTORCH_VERSION "unknown"
@@ -414,6 +417,9 @@ void execute_job(const std::string& pte, const std::string& manifest_path,
     timings.set("load", rounded(seconds_since(begin)));
 
     failure.stage = "run";
+    // Test-only, as agent.py's: ETSUITE_AGENT_FAULT=abort is a native crash inside the run.
+    const char* fault = std::getenv("ETSUITE_AGENT_FAULT");
+    if (fault != nullptr && std::string(fault) == "abort") std::abort();
     Json answers = Json::array();
     double ran = 0;
     for (size_t k = 0; k < calls.size(); ++k) {
@@ -480,69 +486,14 @@ int usage(const char* problem) {
   std::cerr << "etsuite-native-runner: " << problem << "\n"
             << "usage: etsuite-native-runner --job DIR --outputs OUT [--iterations N]\n"
             << "       etsuite-native-runner PTE MANIFEST OUT [--iterations N]\n"
+            << "       etsuite-native-runner --serve [--iterations N]   (jobs on stdin, answers on stdout)\n"
             << "       etsuite-native-runner --probe\n";
   return 2;
 }
 
-}  // namespace
-
-// --die-with-parent: killed with the process that started it (the host's `native` kind,
-// whose test may be killed at its time limit), as the host's other runners are.
-bool die_with_parent() {
-#ifdef __linux__
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  return getppid() != 1;  // that parent is gone already
-#else
-  return true;
-#endif
-}
-
-int main(int argc, char** argv) {
-  executorch::runtime::runtime_init();
-  std::string job_folder, outputs;
-  std::vector<std::string> positional;
-  int iterations = -1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (arg == "--probe") {
-      Json probe = Json::object();
-      probe.set("runtime", where());
-      Json backends = Json::array();
-      for (const auto& name : registered_backends()) backends.push(name);
-      probe.set("backends", backends);
-      std::cout << probe.dump(0) << "\n";
-      return 0;
-    } else if (arg == "--die-with-parent") {
-      if (!die_with_parent()) return 2;
-    } else if (arg == "--job") {
-      job_folder = value();
-    } else if (arg == "--outputs") {
-      outputs = value();
-    } else if (arg == "--iterations") {
-      std::string text = value();
-      char* end = nullptr;
-      long n = std::strtol(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || n < 0) return usage("--iterations wants a count >= 0");
-      iterations = static_cast<int>(n);
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage(("unknown option " + arg).c_str());
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  std::string pte, manifest;
-  if (!job_folder.empty() && positional.empty()) {
-    manifest = job_folder + "/manifest.json";
-  } else if (job_folder.empty() && positional.size() == 3 && outputs.empty()) {
-    pte = positional[0];
-    manifest = positional[1];
-    outputs = positional[2];
-  } else {
-    return usage("give --job DIR --outputs OUT, or PTE MANIFEST OUT");
-  }
-  if (outputs.empty()) return usage("give --outputs OUT");
-
+// One job: the answer written to `outputs`; the exit status main gives for it.
+int run_one(const std::string& job_folder, std::string pte, const std::string& manifest,
+            const std::string& outputs, int iterations) {
   Json answer = Json::object();
   answer.set("format", kFormat);
   answer.set("version", kVersion);
@@ -563,4 +514,145 @@ int main(int argc, char** argv) {
     return 2;
   }
   return answer.get("status").as_string() == "error" ? 1 : 0;
+}
+
+// The regular files of a folder, sorted by name.
+std::vector<etsuite::TarFile> folder_files(const std::string& folder) {
+  std::vector<etsuite::TarFile> files;
+  if (DIR* dir = opendir(folder.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      std::string name = entry->d_name;
+      struct stat info {};
+      if (stat((folder + "/" + name).c_str(), &info) == 0 && S_ISREG(info.st_mode))
+        files.emplace_back(name, read_file(folder + "/" + name));
+    }
+    closedir(dir);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void remove_folder(const std::string& folder) {
+  for (const auto& [name, data] : folder_files(folder)) unlink((folder + "/" + name).c_str());
+  rmdir(folder.c_str());
+}
+
+// Each job's peak memory is its own: Linux resets VmHWM on "5" in clear_refs.
+void reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (clear) clear << "5";
+}
+
+// --serve: many jobs on one pipe, as agent.py --serve does (the resident agent of
+// remote/resident.py): a line `ready {...}`, then for each `job SIZE` line and SIZE bytes
+// of job tar, a line `done SIZE` and SIZE bytes of the answer's tar. Ends at end of input.
+int serve(int iterations) {
+  FILE* answers = fdopen(dup(1), "wb");
+  dup2(2, 1);  // the runtime's prints must not corrupt the answers
+  Json hello = Json::object();
+  Json versions = Json::array();
+  versions.push(kVersion);
+  versions.push(kCallsVersion);
+  hello.set("versions", versions);
+  hello.set("runtime", where());
+  hello.set("agent", "native");
+  std::fprintf(answers, "ready %s\n", hello.dump(0).c_str());
+  std::fflush(answers);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    char* end = nullptr;
+    if (line.rfind("job ", 0) != 0) return usage(("expected 'job SIZE', got " + line.substr(0, 80)).c_str());
+    unsigned long long size = std::strtoull(line.c_str() + 4, &end, 10);
+    std::string archive(size, '\0');
+    if (!std::cin.read(archive.data(), static_cast<std::streamsize>(size))) return usage("a job's tar is cut short");
+    char scratch[] = "/tmp/etsuite-native-XXXXXX";
+    if (!mkdtemp(scratch)) return usage("cannot make a scratch folder");
+    std::string job = std::string(scratch) + "/job", out = std::string(scratch) + "/out";
+    mkdir(job.c_str(), 0755);
+    mkdir(out.c_str(), 0755);
+    try {
+      for (const auto& [name, data] : etsuite::read_tar(archive)) write_file(job + "/" + name, data.data(), data.size());
+    } catch (const std::exception& error) {
+      std::cerr << "etsuite-native-runner: " << error.what() << "\n";  // no manifest: the host says so
+    }
+    reset_peak_rss();
+    run_one(job, "", job + "/manifest.json", out, iterations);
+    std::string reply = etsuite::write_tar(folder_files(out));
+    std::fprintf(answers, "done %zu\n", reply.size());
+    std::fwrite(reply.data(), 1, reply.size(), answers);
+    std::fflush(answers);
+    remove_folder(job);
+    remove_folder(out);
+    rmdir(scratch);
+  }
+  return 0;
+}
+
+}  // namespace
+
+// --die-with-parent: killed with the process that started it (the host's `native` kind,
+// whose test may be killed at its time limit), as the host's other runners are.
+bool die_with_parent() {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  return getppid() != 1;  // that parent is gone already
+#else
+  return true;
+#endif
+}
+
+int main(int argc, char** argv) {
+  executorch::runtime::runtime_init();
+  std::string job_folder, outputs;
+  std::vector<std::string> positional;
+  int iterations = -1;
+  bool serving = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (arg == "--probe") {
+      Json probe = Json::object();
+      probe.set("runtime", where());
+      Json backends = Json::array();
+      for (const auto& name : registered_backends()) backends.push(name);
+      probe.set("backends", backends);
+      std::cout << probe.dump(0) << "\n";
+      return 0;
+    } else if (arg == "--serve") {
+      serving = true;
+    } else if (arg == "--die-with-parent") {
+      if (!die_with_parent()) return 2;
+    } else if (arg == "--job") {
+      job_folder = value();
+    } else if (arg == "--outputs") {
+      outputs = value();
+    } else if (arg == "--iterations") {
+      std::string text = value();
+      char* end = nullptr;
+      long n = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || n < 0) return usage("--iterations wants a count >= 0");
+      iterations = static_cast<int>(n);
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage(("unknown option " + arg).c_str());
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (serving) {
+    if (!job_folder.empty() || !positional.empty() || !outputs.empty())
+      return usage("--serve takes its jobs on stdin: no --job, --outputs or files");
+    return serve(iterations);
+  }
+  std::string pte, manifest;
+  if (!job_folder.empty() && positional.empty()) {
+    manifest = job_folder + "/manifest.json";
+  } else if (job_folder.empty() && positional.size() == 3 && outputs.empty()) {
+    pte = positional[0];
+    manifest = positional[1];
+    outputs = positional[2];
+  } else {
+    return usage("give --job DIR --outputs OUT, or PTE MANIFEST OUT");
+  }
+  if (outputs.empty()) return usage("give --outputs OUT");
+  return run_one(job_folder, pte, manifest, outputs, iterations);
 }
