@@ -1,16 +1,27 @@
 """Metric drift on real runs: tiny modules lowered with XNNPACK and run, once as a baseline,
 then again with a fault planted in the generated folder's conftest (the partitioner made to
 take nothing or only part of the graph, the runtime made slower), and the summary CLI's
-`--fail-on` read back: each fault must be caught and named, a healthy re-run must not."""
+`--fail-on` read back: each fault must be caught and named, a healthy re-run must not;
+then the thresholds on record pairs, where a real run cannot reach (a runner's medians)."""
 
 from pathlib import Path
 
 import pytest
 
 from conftest import run_forked
+from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
+from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import loading, summary
 from etsuite.tools.baseline_diff import compare
-from etsuite.tools.drift import SINGLE_CALL_FLOOR_S, WORSE_BUCKETS
+from etsuite.tools.drift import (
+    BETTER_2X,
+    METRICS,
+    SINGLE_CALL_FLOOR_S,
+    WORSE,
+    WORSE_2X,
+    WORSE_BUCKETS,
+    metric_drift,
+)
 
 CASES = """
 import torch
@@ -129,6 +140,13 @@ def test_a_partitioner_that_takes_nothing_is_a_regression(runs, capsys):
     assert changes.other == []  # no longer an "other" change that gates nothing
     shares = {(d.result.nodeid, d.metric): (d.was, d.now) for d in changes.drift}
     assert shares[(ADD, "delegation")] == ("100 %", "0 %")
+    # The markdown lists them first in its Metric drift section, worst first.
+    summary.main([now, "--baseline", baseline])
+    markdown = capsys.readouterr().out
+    section = markdown.split("## Metric drift", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ≥")]
+    assert rows[:2] and all("| ≥2x worse | delegation |" in row for row in rows[:2])
+    assert {ADD, ADD_RELU} == {n for n in (ADD, ADD_RELU) for row in rows[:2] if n + "`" in row}
 
 
 def test_a_slower_runtime_is_flagged_and_a_healthy_rerun_is_not(runs, capsys):
@@ -169,3 +187,46 @@ def test_the_gates_are_a_checked_comma_list(capsys):
         summary.main([baseline, "--fail-on", "size"])  # a metric gate needs a baseline
     assert "--fail-on size needs --baseline" in capsys.readouterr().err
     assert gate(capsys, baseline, baseline, "never")[0] == 0
+
+
+# ---------------------------------------------------------------- thresholds, one record pair
+
+def record(**findings) -> SubtestRecord:
+    return SubtestRecord(test_id="t.py::t[x]", test_case="t.py::t", subtest=0, suite="s",
+                         backend="b", flow="x", status=Status.PASS, **findings)
+
+
+def calls(median: float, p90: float, iterations: int = 20) -> dict:
+    return {"calls": [{"method": "forward", "iterations": iterations, "median": median,
+                       "p90": p90, "min": median}]}
+
+
+RUNTIME = next(m for m in METRICS if m.name == "runtime")
+SQNR = next(m for m in METRICS if m.name == "sqnr")
+
+
+@pytest.mark.parametrize("was, now, expected", [
+    # one in-process call: the ratio is not enough under the floor
+    ({"timings": {"run": 0.0001}}, {"timings": {"run": 0.0003}}, None),
+    ({"timings": {"run": 0.001}}, {"timings": {"run": 0.001 + 2 * SINGLE_CALL_FLOOR_S}}, WORSE_2X),
+    # a runner's median: a small floor, but more than its own spread
+    ({"cost": calls(0.001, 0.0012)}, {"cost": calls(0.0013, 0.0014)}, WORSE),
+    ({"cost": calls(0.001, 0.002)}, {"cost": calls(0.0013, 0.0014)}, None),
+    ({"cost": calls(0.001, 0.0011)}, {"cost": calls(0.0004, 0.0005)}, BETTER_2X),
+    # a median is not compared with a single in-process call
+    ({"timings": {"run": 0.001}}, {"cost": calls(0.1, 0.1)}, None),
+])
+def test_runtime_needs_its_floor_and_one_basis(was, now, expected):
+    moved = metric_drift(RUNTIME, record(**was), record(**now))
+    assert (moved[0] if moved else None) == expected
+
+
+def test_sqnr_moves_by_amplitude_and_is_capped():
+    def sqnr(db):
+        return record(outputs=[OutputStatistics(sqnr_db=db)])
+
+    assert metric_drift(SQNR, sqnr(140.0), sqnr(70.0)) is None  # both past the cap
+    assert metric_drift(SQNR, sqnr(40.0), sqnr(38.5)) is None   # 1.19x the noise
+    assert metric_drift(SQNR, sqnr(40.0), sqnr(37.0))[0] == WORSE
+    assert metric_drift(SQNR, sqnr(40.0), sqnr(33.0))[0] == WORSE_2X
+    assert metric_drift(SQNR, sqnr(30.0), sqnr(50.0))[0] == BETTER_2X
