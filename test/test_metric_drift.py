@@ -11,8 +11,9 @@ import pytest
 from conftest import run_forked
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import loading, summary
+from etsuite.tools import loading, markdown, summary
 from etsuite.tools.baseline_diff import compare
+from etsuite.tools.budget import assemble, fit, size
 from etsuite.tools.drift import (
     BETTER_2X,
     METRICS,
@@ -147,6 +148,24 @@ def test_a_partitioner_that_takes_nothing_is_a_regression(runs, capsys):
     rows = [line for line in section.splitlines() if line.startswith("| ≥")]
     assert rows[:2] and all("| ≥2x worse | delegation |" in row for row in rows[:2])
     assert {ADD, ADD_RELU} == {n for n in (ADD, ADD_RELU) for row in rows[:2] if n + "`" in row}
+
+
+def test_the_drift_section_is_cut_to_the_budget(runs):
+    """Many drifting subtests (the real rows, repeated) are cut like any long section:
+    whole rows, worst first, with a note saying how many were shown."""
+    current = loading.load_all([runs.report("nothing")])
+    changes = compare(current, loading.load_all([runs.report("")]))
+    changes.drift = changes.drift * 400
+    sections = markdown.build(current, changes)
+    section = next(s for s in sections if s.heading.startswith("## Metric drift"))
+    budget = size(assemble(sections)) - size(section.text()) // 2
+    text, cut = fit(sections, budget, "summary.full.md")
+    assert cut and size(text) <= budget
+    part = text.split("## Metric drift", 1)[1].split("\n## ", 1)[0]
+    shown = [line for line in part.splitlines() if line.startswith("| ≥")]
+    assert 0 < len(shown) < len(changes.drift)
+    assert f"_Cut to fit the size budget: {len(shown)} of {len(changes.drift)} changes shown" in part
+    assert all(line.endswith("|") for line in shown)
 
 
 def test_a_slower_runtime_is_flagged_and_a_healthy_rerun_is_not(runs, capsys):

@@ -185,7 +185,10 @@ def bucket_of(factor: float) -> str | None:
 def metric_drift(metric: Metric, was: SubtestRecord, now: SubtestRecord) -> tuple[str, float] | None:
     """(bucket, factor) when the metric moved beyond its ratio and its floor; None when it
     did not, or is missing or measured differently on one side."""
-    before, after = metric.read(was), metric.read(now)
+    return _moved(metric, metric.read(was), metric.read(now))
+
+
+def _moved(metric: Metric, before: Reading | None, after: Reading | None) -> tuple[str, float] | None:
     if before is None or after is None or before.basis != after.basis:
         return None
     if abs(after.value - before.value) < max(before.floor, after.floor):
@@ -212,13 +215,11 @@ def subtest_drift(result: TestResult, was: SubtestRecord, now: SubtestRecord) ->
         return [status]  # a failing side measured nothing comparable
     found = []
     for metric in METRICS:
-        moved = metric_drift(metric, was, now)
-        if moved is not None:
-            bucket, factor = moved
-            before, after = metric.read(was), metric.read(now)
-            assert before is not None and after is not None  # metric_drift read both
-            found.append(Drift(result, now.subtest, metric.name, bucket,
-                               metric.show(before.value), metric.show(after.value), factor))
+        before, after = metric.read(was), metric.read(now)
+        moved = _moved(metric, before, after)
+        if moved is not None and before is not None and after is not None:
+            found.append(Drift(result, now.subtest, metric.name, moved[0],
+                               metric.show(before.value), metric.show(after.value), moved[1]))
     return found
 
 
