@@ -91,7 +91,7 @@ ADD, ADD_RELU = "test_cases.py::test_add[xnnpack]", "test_cases.py::test_add_rel
 
 
 class Runs:
-    """One generated folder, run once per fault on demand (each a real session)."""
+    """One generated folder, run once per fault when first asked (each a real session)."""
 
     def __init__(self, folder, scratch):
         self.folder, self.scratch, self.done = folder, scratch, {}
@@ -109,12 +109,16 @@ class Runs:
         return self.done[fault]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("drift")
+@pytest.fixture
+def runs(tmp_path):
+    """Per test: the harness runs each of the project's tests in a forked child too, so a
+    wider scope would share nothing."""
+    folder = tmp_path / "drift"
+    folder.mkdir()
     (folder / "test_cases.py").write_text(CASES)
     (folder / "conftest.py").write_text(FAULTS)
-    return Runs(folder, tmp_path_factory.mktemp("scratch"))
+    (tmp_path / "scratch").mkdir()
+    return Runs(folder, tmp_path / "scratch")
 
 
 def gate(capsys, current: str, baseline: str, fail_on: str) -> tuple[int, str]:
@@ -126,6 +130,22 @@ def gate(capsys, current: str, baseline: str, fail_on: str) -> tuple[int, str]:
 
 def changes_of(current: str, baseline: str):
     return compare(loading.load_all([current]), loading.load_all([baseline]))
+
+
+def assert_cut_to_the_budget(current: loading.Merged, changes) -> None:
+    """Many drifting subtests (real rows, repeated) are cut like any long section: whole
+    rows, worst first, with a note saying how many were shown."""
+    changes.drift = changes.drift * 400
+    sections = markdown.build(current, changes)
+    section = next(s for s in sections if s.heading.startswith("## Metric drift"))
+    budget = size(assemble(sections)) - size(section.text()) // 2
+    text, cut = fit(sections, budget, "summary.full.md")
+    assert cut and size(text) <= budget
+    part = text.split("## Metric drift", 1)[1].split("\n## ", 1)[0]
+    shown = [line for line in part.splitlines() if line.startswith("| ≥")]
+    assert 0 < len(shown) < len(changes.drift)
+    assert f"_Cut to fit the size budget: {len(shown)} of {len(changes.drift)} changes shown" in part
+    assert all(line.endswith("|") for line in shown)
 
 
 def test_a_partitioner_that_takes_nothing_is_a_regression(runs, capsys):
@@ -148,24 +168,7 @@ def test_a_partitioner_that_takes_nothing_is_a_regression(runs, capsys):
     rows = [line for line in section.splitlines() if line.startswith("| ≥")]
     assert rows[:2] and all("| ≥2x worse | delegation |" in row for row in rows[:2])
     assert {ADD, ADD_RELU} == {n for n in (ADD, ADD_RELU) for row in rows[:2] if n + "`" in row}
-
-
-def test_the_drift_section_is_cut_to_the_budget(runs):
-    """Many drifting subtests (the real rows, repeated) are cut like any long section:
-    whole rows, worst first, with a note saying how many were shown."""
-    current = loading.load_all([runs.report("nothing")])
-    changes = compare(current, loading.load_all([runs.report("")]))
-    changes.drift = changes.drift * 400
-    sections = markdown.build(current, changes)
-    section = next(s for s in sections if s.heading.startswith("## Metric drift"))
-    budget = size(assemble(sections)) - size(section.text()) // 2
-    text, cut = fit(sections, budget, "summary.full.md")
-    assert cut and size(text) <= budget
-    part = text.split("## Metric drift", 1)[1].split("\n## ", 1)[0]
-    shown = [line for line in part.splitlines() if line.startswith("| ≥")]
-    assert 0 < len(shown) < len(changes.drift)
-    assert f"_Cut to fit the size budget: {len(shown)} of {len(changes.drift)} changes shown" in part
-    assert all(line.endswith("|") for line in shown)
+    assert_cut_to_the_budget(loading.load_all([now]), changes)
 
 
 def test_a_slower_runtime_is_flagged_and_a_healthy_rerun_is_not(runs, capsys):
