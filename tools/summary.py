@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "(summary.md -> summary.full.md)")
     parser.add_argument("--baseline", nargs="+", action="extend", default=[], metavar="OLD",
                         help="reports of an earlier run (files, globs, folders), given "
-                             "after the inputs: adds regressions, fixes, new and removed tests")
+                             "after the inputs: adds regressions, lost delegation, fixes, new and "
+                             "removed tests, and each subtest's metric drift")
     parser.add_argument("--fail-on", type=_gates_arg, default=["never"], metavar="GATES",
                         help="exit 1 when any of these comma-separated gates holds: never "
                              "(a scoreboard; default); failures (any failing test, an "
