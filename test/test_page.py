@@ -1,6 +1,7 @@
 """The HTML page's data and markup, without a browser: it follows the contract, embeds its
 data safely, needs no network, and the summary CLI writes it (`--page`, `--history`)."""
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -153,6 +154,23 @@ def test_page_and_markdown_together(tmp_path):
     assert md.read_text(encoding="utf-8") == (DATA / "expected" / "portable.md").read_text(
         encoding="utf-8")
     assert embedded(html.read_text(encoding="utf-8"))["history"] is None
+
+
+def test_lost_delegation_is_on_the_page(tmp_path):
+    """A baseline where an undelegated pass was a delegated one: the page lists it apart."""
+    report = json.loads((DATA / "pipeline.json").read_text(encoding="utf-8"))
+    lost = "test/data/reports/src/pipeline_cases.py::test_cumsum[xnnpack]"
+    test = next(t for t in report["tests"] if t["nodeid"] == lost)
+    for record in test["metadata"]["subtests"]:
+        record.update(status="pass", delegated_ops=record["undelegated_ops"], undelegated_ops={})
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(report), encoding="utf-8")
+    html = tmp_path / "index.html"
+    assert summary.main([str(DATA / "pipeline.json"), "--baseline", str(baseline),
+                         "--page", str(html)]) == 0
+    changes = embedded(html.read_text(encoding="utf-8"))["history"]["changes"]
+    assert [c["nodeid"] for c in changes["lost_delegation"]] == [lost]
+    assert lost not in [c["nodeid"] for c in changes["other"]]
 
 
 def test_the_baseline_gives_the_changes(tmp_path):

@@ -220,6 +220,9 @@ def test_history_and_changes_since_the_baseline(tab, merged):
     assert changes.regressions and changes.fixes
     assert texts(tab, "#regressions tbody tr td:first-child") == [c.nodeid for c in changes.regressions]
     assert texts(tab, "#fixes tbody tr td:first-child") == [c.nodeid for c in changes.fixes]
+    assert changes.lost_delegation == []  # said, not left out
+    assert "Lost delegation (passed delegated before, pass undelegated now): none" in \
+        texts(tab, "#changes h3")
     heads = " ".join(texts(tab, "#history thead th"))
     assert "baseline" in heads and "this run" in heads and "torch 2.13.0+cpu" in heads
     first = changes.regressions[0]

@@ -66,6 +66,7 @@ def test_sections_come_in_reading_order():
         "### Fixes (failed in the baseline, pass now)",
         "### New tests",
         "### Removed tests",
+        "## Metric drift",
         "## Quantized or not",
         "## Support matrix",
         "## Failures by stage",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error, where_it_breaks
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import classify, tally
+from etsuite.tools import classify, drift, tally
 from etsuite.tools.backend_notes import backend_notes
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
@@ -770,6 +770,8 @@ def changes_sections(changes: Changes) -> list[Section]:
 
     for title, items, render in (
         ("Regressions (passed in the baseline, fail now)", changes.regressions, was_now),
+        ("Lost delegation (passed delegated in the baseline, pass undelegated now)",
+         changes.lost_delegation, was_now),
         ("Fixes (failed in the baseline, pass now)", changes.fixes, was_now),
         ("Other status changes", changes.other, was_now),
         ("New tests", changes.new, one_side("now")),
@@ -782,9 +784,39 @@ def changes_sections(changes: Changes) -> list[Section]:
 
 
 def _changes_counts(changes: Changes) -> str:
+    worse = sum(1 for d in changes.drift if d.worse)
     return (f"**{plural(len(changes.regressions), 'regression')}**, "
+            f"**{len(changes.delegation_regressions())} lost delegation**, "
             f"{plural(len(changes.fixes), 'fix', 'fixes')}, {len(changes.new)} new, "
-            f"{len(changes.removed)} removed, {plural(len(changes.other), 'other change')}")
+            f"{len(changes.removed)} removed, {plural(len(changes.other), 'other change')}; "
+            f"metric drift: {worse} worse, {len(changes.drift) - worse} better")
+
+
+def drift_section(changes: Changes) -> Section:
+    """Each subtest metric that moved beyond its threshold since the baseline, worst first:
+    what a reviewer scans for a silent loss (delegation, size, speed) under a green status."""
+    def render(items):
+        return table(["change", "metric", "test", "subtest", "flow", "was", "now", "factor"], [
+            [d.bucket, d.metric, code(d.result.nodeid), d.subtest, flow_label(d.result.flow),
+             d.was, d.now, _factor(d.factor)] for d in items])
+
+    intro = ("Per subtest (matched by node id and subtest index), each metric that got at "
+             f"least {drift.WORSE_FACTOR:g}x worse or better and moved by more than its noise "
+             "floor; a subtest whose status crossed between passing and failing is one "
+             "`status` row. Metrics: "
+             + "; ".join(f"`{m.name}` {m.label}" for m in drift.METRICS)
+             + ". `--fail-on` can name each metric as a gate.\n\n")
+    return Section(heading="## Metric drift\n", intro=intro, items=changes.drift,
+                   render_items=render, unit="changes",
+                   empty="No metric moved beyond its threshold.\n")
+
+
+def _factor(factor: float | None) -> str:
+    """How many times worse or better (the bucket says which)."""
+    if factor is None:
+        return "–"
+    times = max(factor, 1 / factor) if factor else float("inf")
+    return "∞" if times == float("inf") else f"{times:.2f}x"
 
 
 def _first_error(result: TestResult) -> str:
@@ -803,6 +835,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections = [header(merged, options.title, changes), runs_section(merged), flows_section(merged, order)]
     if changes is not None:
         sections.extend(changes_sections(changes))
+        sections.append(drift_section(changes))
     sections += computation_section(merged, order)
     sections += [
         matrix_section(merged, order),

@@ -369,9 +369,12 @@
         `<thead><tr><th class="name">test</th><th>flow</th><th>was</th><th>now</th><th class="name">error</th></tr></thead>` +
         `<tbody>${body.join("")}</tbody></table></div>`;
     };
+    const lost = C.lost_delegation;
     $("changes").innerHTML = `<p class="note">Since ${esc(C.against.join(", "))}: ${C.regressions.length} regressions, ` +
+      `${lost.length} lost delegation, ` +
       `${C.fixes.length} fixes, ${C.other.length} other status changes, ${C.new.length} new, ${C.removed.length} removed tests.</p>` +
       table("Regressions (passed before, fail now)", C.regressions, "regressions") +
+      table("Lost delegation (passed delegated before, pass undelegated now)", lost, "lost-delegation") +
       table("Fixes (failed before, pass now)", C.fixes, "fixes") +
       `<details><summary>Other changes, new and removed tests</summary>` +
       table("Other status changes", C.other, "other-changes") + table("New tests", C.new, "new-tests") +

@@ -376,7 +376,7 @@ def _history(merged: Merged, changes: Changes | None, history: list[HistoryPoint
         index = _result_index(merged)
         diff = {"against": [run.path for run in changes.baseline.runs],
                 **{name: [_change(c, index) for c in getattr(changes, name)]
-                   for name in ("regressions", "fixes", "other", "new", "removed")}}
+                   for name in ("regressions", "lost_delegation", "fixes", "other", "new", "removed")}}
     return {"points": points, "changes": diff}
 
 

@@ -17,8 +17,9 @@ import os
 import sys
 
 from etsuite.tools import classify, loading, markdown, page
-from etsuite.tools.baseline_diff import compare
+from etsuite.tools.baseline_diff import Changes, compare
 from etsuite.tools.budget import assemble, fit, parse_size
+from etsuite.tools.drift import METRIC_NAMES
 from etsuite.tools.files import write_atomically
 from etsuite.tools.formatting import plural
 from etsuite.tools.sharded_runs import missing_shards
@@ -28,6 +29,24 @@ DEFAULT_BUDGET = 900 * 1024
 # GitHub refuses a step summary over 1 MiB; what the step already wrote counts too.
 STEP_SUMMARY_LIMIT = 1024 * 1024
 EXIT_OK, EXIT_FAIL_ON, EXIT_BAD_INPUT = 0, 1, 2
+# What --fail-on can name: the run's own failures, the status regressions since the
+# baseline (with lost delegation), and each metric whose drift gates (drift.METRICS).
+GATES = ("never", "failures", "regressions", *METRIC_NAMES)
+NEEDS_BASELINE = frozenset(GATES) - {"never", "failures"}
+NAMED_IN_FAILURE = 10    # node ids a failed gate names on stderr
+
+
+def _gates_arg(text: str) -> list[str]:
+    """A comma list of gates, each known; `never` only alone."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in GATES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown gate {', '.join(map(repr, unknown)) or repr(text)}; "
+            f"choose from {', '.join(GATES)} (a comma list, e.g. regressions,size,runtime)")
+    if "never" in names and len(names) > 1:
+        raise argparse.ArgumentTypeError("'never' gates nothing: it cannot be combined")
+    return list(dict.fromkeys(names))
 
 
 def _size_arg(text: str) -> int:
@@ -50,13 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "(summary.md -> summary.full.md)")
     parser.add_argument("--baseline", nargs="+", action="extend", default=[], metavar="OLD",
                         help="reports of an earlier run (files, globs, folders), given "
-                             "after the inputs: adds regressions, fixes, new and removed tests")
-    parser.add_argument("--fail-on", choices=("never", "failures", "regressions"),
-                        default="never",
-                        help="exit 1 when: never (a scoreboard; default); failures (any "
-                             "failing test, an incomplete run or a missing shard); "
-                             "regressions (a test that passed in the baseline fails now; "
-                             "needs --baseline)")
+                             "after the inputs: adds regressions, lost delegation, fixes, new and "
+                             "removed tests, and each subtest's metric drift")
+    parser.add_argument("--fail-on", type=_gates_arg, default=["never"], metavar="GATES",
+                        help="exit 1 when any of these comma-separated gates holds: never "
+                             "(a scoreboard; default); failures (any failing test, an "
+                             "incomplete run or a missing shard); regressions (a test that "
+                             "passed in the baseline fails now, or lost its delegation); "
+                             f"{', '.join(METRIC_NAMES)} (that metric of a subtest got "
+                             "1.25x worse or more beyond its noise floor). All but never "
+                             "and failures need --baseline")
     parser.add_argument("--budget", type=_size_arg, default=DEFAULT_BUDGET, metavar="SIZE",
                         help="largest summary, e.g. 900KiB (default), 1MiB, 50000; long "
                              "sections are cut beyond it")
@@ -90,14 +112,31 @@ def append_step_summary(path: str, sections, budget: int, text: str) -> None:
         handle.write(text + "\n")
 
 
-def exit_code(fail_on: str, merged: loading.Merged, changes) -> int:
-    if fail_on == "failures":
-        failing = any(r.status in classify.FAILING for r in merged.results)
-        incomplete = merged.incomplete or missing_shards(merged.runs)
-        return EXIT_FAIL_ON if failing or incomplete else EXIT_OK
-    if fail_on == "regressions":
-        return EXIT_FAIL_ON if changes.regressions else EXIT_OK
-    return EXIT_OK
+def gate_failures(gate: str, merged: loading.Merged, changes: Changes | None) -> list[str]:
+    """What makes one gate hold: the node ids (or runs) it names; empty when it passes."""
+    if gate == "failures":
+        found = [r.nodeid for r in merged.results if r.status in classify.FAILING]
+        found += [f"{run.path} (incomplete)" for run in merged.incomplete]
+        return found + missing_shards(merged.runs)
+    if changes is None or gate == "never":
+        return []
+    if gate == "regressions":
+        return [c.nodeid for c in changes.regressions] + changes.delegation_regressions()
+    return list(dict.fromkeys(f"{d.result.nodeid} (subtest {d.subtest})"
+                              for d in changes.drift if d.metric == gate and d.worse))
+
+
+def exit_code(fail_on: list[str], merged: loading.Merged, changes: Changes | None) -> int:
+    """1 when any gate holds, each holding gate said on stderr with what it found."""
+    code = EXIT_OK
+    for gate in fail_on:
+        found = gate_failures(gate, merged, changes)
+        if found:
+            code = EXIT_FAIL_ON
+            more = f", +{len(found) - NAMED_IN_FAILURE} more" if len(found) > NAMED_IN_FAILURE else ""
+            sys.stderr.write(f"summary: --fail-on {gate}: {plural(len(found), 'finding')}: "
+                             f"{', '.join(found[:NAMED_IN_FAILURE])}{more}\n")
+    return code
 
 
 def load_history(folder: str | None, baseline: loading.Merged | None) -> list[page.HistoryPoint]:
@@ -137,8 +176,9 @@ def write_markdown(args, merged: loading.Merged, changes) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.fail_on == "regressions" and not (args.baseline or args.history):
-        parser.error("--fail-on regressions needs --baseline (or --history)")
+    needing = [gate for gate in args.fail_on if gate in NEEDS_BASELINE]
+    if needing and not (args.baseline or args.history):
+        parser.error(f"--fail-on {','.join(needing)} needs --baseline (or --history)")
     if args.history and not args.page:
         parser.error("--history is shown on the page: it needs --page")
     try:
