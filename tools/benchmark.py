@@ -509,7 +509,9 @@ def runner_table(modules: list[str], options, scratch: str) -> str:
     rows: list[list] = []
     lines: list[str] = []
     for spec in specs:
-        label = spec or "in process"
+        # (an ssh spec's config and python options would fill the table)
+        label = (spec.partition("?")[0] + ("?resident=no" if "resident=no" in spec else "")) \
+            if spec else "in process"
         _progress(f"runner {label}")
         run = run_pytest(f"runner-{len(rows)}", [*modules, "--flow", "xnnpack", "-n",
                                                  options.workers,
