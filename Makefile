@@ -59,6 +59,7 @@ help: ## list the targets
 	@echo "make update-budgets BACKEND=<name> [BUDGET_HOST=<class>] [UPDATE_FROM='reports/<name>-*.json']"
 	@echo "                          write backends/<name>/budgets.toml from reports/<name>.json: per case"
 	@echo "                          and flow, share - 0.05, bytes x 1.25, and with BUDGET_HOST ms x 2"
+	@echo "                          (one in-process call: at least + 5 ms); run with --budget-host"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
 	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"

@@ -149,7 +149,8 @@ def test_the_updaters_budgets_hold_on_a_second_run(first):
     relu = next(e for e in new.entries if e.case == "test_cases.py::test_add_relu" and e.host is None)
     assert dict(relu.limits)[bd.SHARE] == 0.45
     timed = [e for e in new.entries if e.host == "here" and e.case.startswith("test_cases.py")]
-    assert len(timed) == 3 and all(dict(e.limits)[bd.TIME] > 0 for e in timed)
+    # Each timed once in-process: the limit clears that timing's noise, not only 2x.
+    assert len(timed) == 3 and all(dict(e.limits)[bd.TIME] >= 5.0 for e in timed)
     # Kept: the hand-written entries with patterns, the other host's time budget, the header.
     assert "another host's" in text and "holds for all" in text and text.startswith("# hand-written")
     assert bd.load(write(folder.parent, text), "again.toml").entries == tuple(

@@ -15,7 +15,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract.costs import delegated_share, planned_bytes, time_per_call
+from etsuite.backends.harness.contract.costs import (
+    SINGLE_CALL_NOISE_S,
+    delegated_share,
+    planned_bytes,
+    time_per_call,
+)
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import PASSING, Status
 from etsuite.tools import classify, tally
@@ -41,7 +46,7 @@ STATUS = "status"
 # once to 0.1 ms, by up to 0.3 ms (3x), so 5 ms; a runner's median over repeated calls
 # must also move by more than either run's own spread of it (p90 - median).
 LOWERING_FLOOR_S = 2.0
-SINGLE_CALL_FLOOR_S = 0.005
+SINGLE_CALL_FLOOR_S = SINGLE_CALL_NOISE_S
 REPEATED_CALLS_FLOOR_S = 0.0001
 SIZE_FLOOR_BYTES = 1024
 MEMORY_FLOOR_BYTES = 1024

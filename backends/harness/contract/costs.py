@@ -25,6 +25,12 @@ def planned_bytes(record: SubtestRecord) -> int | None:
     return sum(sum(sizes) for sizes in planned.values()) if planned else None
 
 
+# How far one in-process call, timed once, moves between identical runs on a shared
+# 2-core host (up to 0.3 ms, 3x; docs/measurements.md, 2026-12-06), rounded up: a change
+# or a margin smaller than this is noise.
+SINGLE_CALL_NOISE_S = 0.005
+
+
 @dataclass(frozen=True)
 class CallTime:
     """Seconds per call, and how they were measured."""

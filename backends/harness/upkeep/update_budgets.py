@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from etsuite.backends.harness.contract.costs import SINGLE_CALL_NOISE_S, time_per_call
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
@@ -38,7 +39,8 @@ from etsuite.backends.harness.upkeep.declare import leading_comment
 from etsuite.backends.harness.upkeep.sweeps import tests_in
 
 # The headroom over what a run measured: a share may fall by 0.05 (floored at 0), bytes
-# grow by a quarter (rounded up to whole KiB), a call take twice as long.
+# grow by a quarter (rounded up to whole KiB), a call take twice as long, and a call
+# timed once in-process at least SINGLE_CALL_NOISE_S longer (its run-to-run noise).
 SHARE_DROP, BYTES_FACTOR, TIME_FACTOR, KIB = 0.05, 1.25, 2.0, 1024
 # How this updater's own reasons start: any other reason was written by hand and is kept.
 AUTO = "measured "
@@ -52,8 +54,11 @@ class Worst:
     """The worst of each cost over a case's subtests and reports, for one flow."""
 
     costs: dict[str, float] = field(default_factory=dict)
+    single_call: bool = False       # some time was one in-process call, timed once
 
     def add(self, record: SubtestRecord) -> None:
+        call = time_per_call(record)
+        self.single_call |= call is not None and not call.repeated
         for limit in LIMITS:
             value = measured(limit, record)
             if value is None:
@@ -75,11 +80,12 @@ def observe(paths: list[Path], backend: str) -> dict[tuple[str, str], Worst]:
     return seen
 
 
-def with_headroom(limit: str, value: float) -> float:
+def with_headroom(limit: str, value: float, single_call: bool = False) -> float:
     if limit == SHARE:
         return max(0.0, math.floor((value - SHARE_DROP) * 1000) / 1000)
     if limit == TIME:
-        return math.ceil(value * TIME_FACTOR * 100) / 100
+        noise = SINGLE_CALL_NOISE_S * 1000 if single_call else 0.0
+        return math.ceil(max(value * TIME_FACTOR, value + noise) * 100) / 100
     return math.ceil(value * BYTES_FACTOR / KIB) * KIB
 
 
@@ -108,7 +114,8 @@ def updated(current: Budgets, seen: dict[tuple[str, str], Worst], host: str | No
                 replaced.add(old)
                 if not old.reason.startswith(AUTO):
                     reason = old.reason
-            limits = tuple((k, with_headroom(k, figures[k])) for k in LIMITS if k in figures)
+            limits = tuple((k, with_headroom(k, figures[k], worst.single_call))
+                           for k in LIMITS if k in figures)
             new.append(Budget((flow,), case, limits, reason, on_host))
     return Budgets(tuple(new) + tuple(e for e in current.entries if e not in replaced))
 
