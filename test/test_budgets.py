@@ -209,3 +209,9 @@ def test_fail_budget_is_a_failure_only_an_entry_naming_it_absorbs():
     named = Expectation("fail", ("x",), "*", "r", statuses=(Status.FAIL_BUDGET,))
     assert not any_failure.covers(Status.FAIL_BUDGET) and any_failure.covers(Status.FAIL_MISMATCH)
     assert named.covers(Status.FAIL_BUDGET)
+
+
+def test_the_updater_writes_no_share_floor_of_zero():
+    seen = {("a.py::test_x", "portable"): update_budgets.Worst({bd.SHARE: 0.03, bd.PTE: 2000.0})}
+    (entry,) = update_budgets.updated(bd.Budgets(), seen, None, "2026-12-06").entries
+    assert entry.limits == ((bd.PTE, 3072),) and entry.reason == "measured .pte 2000 B on 2026-12-06"

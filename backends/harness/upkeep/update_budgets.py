@@ -102,6 +102,8 @@ def updated(current: Budgets, seen: dict[tuple[str, str], Worst], host: str | No
     replaced, new = set(), []
     for (case, flow), worst in sorted(seen.items()):
         costs = {k: v for k, v in worst.costs.items() if k != TIME}
+        if SHARE in costs and with_headroom(SHARE, costs[SHARE]) == 0:
+            del costs[SHARE]  # a floor of 0 holds for any program: no limit at all
         kinds = [(None, costs)] + ([(host, {TIME: worst.costs[TIME]})]
                                    if host and TIME in worst.costs else [])
         for on_host, figures in kinds:
