@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-durations clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -56,6 +56,10 @@ help: ## list the targets
 	@echo "make update-expectations BACKEND=<name> [UPDATE_FROM='reports/sweep/<name>-seed*.json']"
 	@echo "                          rewrite backends/<name>/expectations.toml from reports/<name>.json"
 	@echo "                          (or, from a killed run, the finished tests of reports/<name>.partial.jsonl)"
+	@echo "make update-budgets BACKEND=<name> [BUDGET_HOST=<class>] [UPDATE_FROM='reports/<name>-*.json']"
+	@echo "                          write backends/<name>/budgets.toml from reports/<name>.json: per case"
+	@echo "                          and flow, share - 0.05, bytes x 1.25, and with BUDGET_HOST ms x 2"
+	@echo "                          (one in-process call: at least + 5 ms); run with --budget-host"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
 	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"
@@ -209,6 +213,11 @@ update-expectations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
 	$(TOX) -e expectations -- --backend $(BACKEND) $(UPDATE_FROM)
+
+update-budgets: $(TOX)
+	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
+	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
+	$(TOX) -e budgets -- --backend $(BACKEND) $(if $(BUDGET_HOST),--host $(BUDGET_HOST)) $(UPDATE_FROM)
 
 update-durations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \

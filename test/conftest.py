@@ -212,3 +212,28 @@ def run_suite(pytester):
         return SuiteRun(result, report_path)
 
     return run
+
+
+# Two tiny test cases for generated folders: an add, which XNNPACK delegates whole, and
+# an add and a relu (two computing nodes).
+ADD_CASES = """
+import torch
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class AddRelu(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(x + y)
+
+
+def test_add(test_runner):
+    test_runner.lower_and_run_model(Add(), (torch.randn(4, 8), torch.randn(4, 8)))
+
+
+def test_add_relu(test_runner):
+    test_runner.lower_and_run_model(AddRelu(), (torch.randn(4, 8), torch.randn(4, 8)))
+"""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_forked
+from conftest import ADD_CASES, run_forked
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import loading, markdown, summary
@@ -24,27 +24,7 @@ from etsuite.tools.drift import (
     metric_drift,
 )
 
-CASES = """
-import torch
-
-
-class Add(torch.nn.Module):
-    def forward(self, x, y):
-        return x + y
-
-
-class AddRelu(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.relu(x + y)
-
-
-def test_add(test_runner):
-    test_runner.lower_and_run_model(Add(), (torch.randn(4, 8), torch.randn(4, 8)))
-
-
-def test_add_relu(test_runner):
-    test_runner.lower_and_run_model(AddRelu(), (torch.randn(4, 8), torch.randn(4, 8)))
-"""
+CASES = ADD_CASES
 
 # The faults, chosen by $DRIFT_FAULT in the forked session: "nothing", XNNPACK's
 # partitioner offered no config the modules use; "add_only", only the add config (relu

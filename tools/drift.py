@@ -15,7 +15,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract.record import SubtestRecord, delegation_share
+from etsuite.backends.harness.contract.costs import (
+    SINGLE_CALL_NOISE_S,
+    delegated_share,
+    planned_bytes,
+    time_per_call,
+)
+from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import PASSING, Status
 from etsuite.tools import classify, tally
 from etsuite.tools.loading import Merged, TestResult
@@ -40,7 +46,7 @@ STATUS = "status"
 # once to 0.1 ms, by up to 0.3 ms (3x), so 5 ms; a runner's median over repeated calls
 # must also move by more than either run's own spread of it (p90 - median).
 LOWERING_FLOOR_S = 2.0
-SINGLE_CALL_FLOOR_S = 0.005
+SINGLE_CALL_FLOOR_S = SINGLE_CALL_NOISE_S
 REPEATED_CALLS_FLOOR_S = 0.0001
 SIZE_FLOOR_BYTES = 1024
 MEMORY_FLOOR_BYTES = 1024
@@ -70,10 +76,8 @@ class Metric:
 
 
 def _delegation(record: SubtestRecord) -> Reading | None:
-    if record.delegated_nodes is None:
-        return None
-    shares = delegation_share(record.delegated_ops or {}, record.undelegated_ops or {})
-    return Reading(shares[0], 0.0) if shares is not None else None
+    share = delegated_share(record)
+    return Reading(share, 0.0) if share is not None else None
 
 
 def _size(record: SubtestRecord) -> Reading | None:
@@ -81,9 +85,8 @@ def _size(record: SubtestRecord) -> Reading | None:
 
 
 def _memory(record: SubtestRecord) -> Reading | None:
-    planned = (record.cost or {}).get("planned_memory") or {}
-    total = sum(sum(sizes) for sizes in planned.values())
-    return Reading(total, MEMORY_FLOOR_BYTES) if planned else None
+    total = planned_bytes(record)
+    return Reading(total, MEMORY_FLOOR_BYTES) if total is not None else None
 
 
 def _error(record: SubtestRecord) -> Reading | None:
@@ -104,18 +107,13 @@ def _lowering(record: SubtestRecord) -> Reading | None:
 
 
 def _runtime(record: SubtestRecord) -> Reading | None:
-    """Seconds per call: a runner's median over its timed calls when it measured several
-    (summed over the methods), else the one in-process call, with the floor a single
-    timing needs."""
-    calls = [c for c in (record.cost or {}).get("calls") or [] if c.get("median") is not None]
-    if calls:
-        repeated = all((c.get("iterations") or 1) > 1 for c in calls)
-        own_spread = sum(max((c.get("p90") or c["median"]) - c["median"], 0.0) for c in calls)
-        floor = max(REPEATED_CALLS_FLOOR_S, own_spread) if repeated else SINGLE_CALL_FLOOR_S
-        return Reading(sum(c["median"] for c in calls), floor, f"calls of {record.runtime}")
-    if "run" in record.timings:
-        return Reading(record.timings["run"], SINGLE_CALL_FLOOR_S, "one call")
-    return None
+    """Seconds per call, with the floor its way of measuring needs: a runner's median
+    over repeated calls must also move by more than its own spread."""
+    call = time_per_call(record)
+    if call is None:
+        return None
+    floor = max(REPEATED_CALLS_FLOOR_S, call.spread) if call.repeated else SINGLE_CALL_FLOOR_S
+    return Reading(call.seconds, floor, call.basis)
 
 
 def _percent(value: float) -> str:

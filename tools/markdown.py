@@ -53,6 +53,7 @@ CELL = {
     Status.FAIL_LOAD: "❌ load",
     Status.FAIL_RUN: "❌ run",
     Status.FAIL_MISMATCH: "❌ mismatch",
+    Status.FAIL_BUDGET: "💸 budget",
     Status.FAIL_CRASH: "💥 crash",
     Status.FAIL_TIMEOUT: "⏰ timeout",
     Status.FAIL_INFRA: "🔌 infra",

@@ -105,6 +105,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--localize-budget", type=_seconds_arg, default=60.0, metavar="SECONDS",
                     help="the most localization may take in one test, its subtests together "
                          "(default 60)")
+    group.addoption("--budget-host", default=None, metavar="NAME",
+                    help="the class of host this run measures time on: the time budgets "
+                         "of budgets.toml with `host = NAME` apply (without it, none does; "
+                         "the other budgets apply everywhere)")
     declared.addoption(group)
     isolation.addoption(group, parser)
     recording.addoption(group)

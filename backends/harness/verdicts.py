@@ -27,6 +27,7 @@ from etsuite.backends.harness.contract.record import (
     where_it_breaks,
 )
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
+from etsuite.backends.harness.flows.budgets import check as check_budgets
 from etsuite.backends.harness.flows.expectations import Verdict, judge, rewrite_status
 from etsuite.backends.harness.items import (
     RUNNER_KEY,
@@ -55,11 +56,16 @@ class Outcome:
 
 
 def decide(flow, case: str, records: list[SubtestRecord], repro: str | None = None,
-           lost: str | None = None) -> Outcome:
+           lost: str | None = None, host: str | None = None) -> Outcome:
     """The final statuses (records are updated in place) and the test's outcome.
 
     `lost` describes a lost child ("fail_crash: ..."): its death is the failure unless
-    an expectation declares it. `flow` is None only for a lost test that has no flow."""
+    an expectation declares it. `flow` is None only for a lost test that has no flow.
+    A passing subtest that breaks one of the flow's budgets (`host`: the class of host
+    its time budgets are for, --budget-host) is a fail_budget before the expectations
+    judge it, so only an entry that names fail_budget absorbs it."""
+    if flow is not None:
+        check_budgets(flow.budgets, flow.name, case, records, host)
     verdict = judge(flow.expectations, flow.name, case, records) if flow else Verdict()
     xfail = f"{flow.name}: {verdict.xfail_reason}" if verdict.xfail_reason else None
     if lost is not None:
@@ -124,7 +130,7 @@ class Verdicts:
         if runner is None or not runner.records:
             return result
         outcome = decide(runner.flow, case_of(pyfuncitem, runner.flow), runner.records,
-                         runner.context.repro)
+                         runner.context.repro, host=pyfuncitem.config.getoption("budget_host"))
         if outcome.xfail:
             pytest.xfail(outcome.xfail)
         if outcome.failure:
@@ -155,7 +161,8 @@ class Verdicts:
         flow = flow_of(item, self.state)
         where = where_it_breaks(localization)
         at = f" at {where}" if where else ""
-        outcome = decide(flow, case_of(item, flow), in_progress, lost=f"{status}{at}: {message}")
+        outcome = decide(flow, case_of(item, flow), in_progress, lost=f"{status}{at}: {message}",
+                         host=item.config.getoption("budget_host"))
         report = pytest.TestReport(
             nodeid=item.nodeid, location=item.location,
             keywords={k: 1 for k in item.keywords}, outcome="failed",

@@ -21,6 +21,7 @@ class Status(str, enum.Enum):
     FAIL_LOAD = "fail_load"
     FAIL_RUN = "fail_run"
     FAIL_MISMATCH = "fail_mismatch"
+    FAIL_BUDGET = "fail_budget"      # correct, but it costs more than its budget allows
     FAIL_CRASH = "fail_crash"
     FAIL_TIMEOUT = "fail_timeout"
     FAIL_INFRA = "fail_infra"        # the machinery, not the program: a lost runner device
@@ -55,8 +56,8 @@ TEST_ONLY = frozenset({Status.FAIL_TEST, Status.ERROR, Status.SKIP})
 PASSING = frozenset({Status.PASS, Status.PASS_UNDELEGATED})
 FAILING = frozenset({
     Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE, Status.FAIL_LOAD,
-    Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_CRASH, Status.FAIL_TIMEOUT,
-    Status.FAIL_INFRA, Status.FAIL_TEST, Status.ERROR, Status.XPASS,
+    Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_BUDGET, Status.FAIL_CRASH,
+    Status.FAIL_TIMEOUT, Status.FAIL_INFRA, Status.FAIL_TEST, Status.ERROR, Status.XPASS,
 })
 SKIPPING = frozenset({
     Status.SKIP_INVALID, Status.SKIP_UNSUPPORTED, Status.SKIP, Status.LOWERED_NOT_RUN,

@@ -129,35 +129,41 @@ class Expectations:
         return Expectations(self.entries + other.entries)
 
 
-def _entry_lines(text: str) -> list[tuple[str, int]]:
-    """(kind, line number) of each `[[kind]]` header, in file order (tomllib keeps no
-    positions, and the messages must say which line to change)."""
-    found, line, counted_to = [], 1, 0
+def entry_positions(text: str, kinds) -> dict[tuple[str, int], int]:
+    """{(kind, index of that kind): line number} of each `[[kind]]` header of `kinds`
+    (tomllib keeps no positions, and the messages must say which line to change)."""
+    positions: dict[tuple[str, int], int] = {}
+    counters = {kind: 0 for kind in kinds}
+    line, counted_to = 1, 0
     for m in re.finditer(r"^[ \t]*\[\[[ \t]*([A-Za-z_]+)[ \t]*\]\]", text, re.MULTILINE):
         line += text.count("\n", counted_to, m.start())  # counted once per stretch
         counted_to = m.start()
-        found.append((m.group(1), line))
-    return found
+        kind = m.group(1)
+        if kind in counters:
+            positions[(kind, counters[kind])] = line
+            counters[kind] += 1
+    return positions
+
+
+def read_entries(path: Path, display: str, kinds, error=None) -> tuple[dict, dict]:
+    """A TOML file of `[[kind]]` tables: (its data, `entry_positions`); raises `error`
+    (default ExpectationsError) on invalid TOML or a section of another kind."""
+    error = error or ExpectationsError
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as problem:
+        raise error(f"{display}: not valid TOML: {problem}") from None
+    unknown = set(data) - set(kinds)
+    if unknown:
+        raise error(f"{display}: unknown section(s) {sorted(unknown)}; known: {', '.join(kinds)}")
+    return data, entry_positions(text, kinds)
 
 
 def load(path: Path, display: str | None = None) -> Expectations:
     """Read one expectations file; raises ExpectationsError naming the bad entry."""
     display = display or str(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ExpectationsError(f"{display}: not valid TOML: {error}") from None
-    unknown = set(data) - set(KINDS)
-    if unknown:
-        raise ExpectationsError(f"{display}: unknown section(s) {sorted(unknown)}; "
-                                f"known: {', '.join(KINDS)}")
-    counters = {kind: 0 for kind in KINDS}
-    positions = {}
-    for kind, line in _entry_lines(text):
-        if kind in counters:
-            positions[(kind, counters[kind])] = line
-            counters[kind] += 1
+    data, positions = read_entries(path, display, KINDS)
     entries = []
     for kind in KINDS:
         for index, raw in enumerate(data.get(kind, [])):
@@ -197,8 +203,10 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
 # Statuses no entry may declare: not a failure of the flow's program (fail_infra: the
 # runner's device or its connection failed, which says nothing about the program).
 UNDECLARABLE = frozenset({Status.XPASS, Status.FAIL_TEST, Status.ERROR, Status.FAIL_INFRA})
-# Failures an entry covers only when it names them (an entry without statuses does not).
-NAMED_ONLY = frozenset({Status.FAIL_CRASH, Status.FAIL_TIMEOUT})
+# Failures an entry covers only when it names them (an entry without statuses does not):
+# a crash, a timeout, and a breached budget (the program is correct but costs too much;
+# budgets.toml is where its limit is changed).
+NAMED_ONLY = frozenset({Status.FAIL_CRASH, Status.FAIL_TIMEOUT, Status.FAIL_BUDGET})
 
 
 def _statuses(value, where: str) -> tuple[Status, ...]:
@@ -300,13 +308,15 @@ def patterns_overlap(first: str, second: str) -> bool:
     return False
 
 
+def shown_path(path: Path, root: Path | None) -> str:
+    """How messages name a file: relative to `root` when it is under it."""
+    return str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+
+
 def load_backend(folder: Path, root: Path | None = None) -> Expectations:
     """The expectations of the backend in `folder` (empty when it has no file)."""
     path = folder / FILE_NAME
-    if not path.is_file():
-        return Expectations()
-    display = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
-    return load(path, display)
+    return load(path, shown_path(path, root)) if path.is_file() else Expectations()
 
 
 # ---------------------------------------------------------------- verdicts

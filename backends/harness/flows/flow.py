@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+from etsuite.backends.harness.flows.budgets import Budgets
 from etsuite.backends.harness.flows.expectations import Expectation, Expectations
 from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime, Runtime
 from etsuite.backends.harness.flows.tolerance import FP32, INT8, RuleBook, Tolerance
@@ -84,6 +85,9 @@ class Flow:
     # come from backends/<name>/expectations.toml (see expectations.py), added by the
     # registry; flows defined elsewhere may carry their own.
     expectations: Expectations = field(default_factory=Expectations)
+    # What a passing case may cost (backends/<name>/budgets.toml, see budgets.py), added
+    # by the registry like the expectations.
+    budgets: Budgets = field(default_factory=Budgets)
     description: str = ""
     # Rewrites the model before export (see SourceTransform); None: exported as it is.
     source_transform: SourceTransform | None = None

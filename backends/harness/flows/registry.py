@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import etsuite.backends
+from etsuite.backends.harness.flows.budgets import load_backend as budgets_of_backend
 from etsuite.backends.harness.flows.expectations import load, load_backend
 from etsuite.backends.harness.flows.flow import Flow
 
@@ -53,6 +54,7 @@ def builtin_flows() -> list[Flow]:
     root = backends_dir().parent
     for backend in backend_folders():
         data = load_backend(backends_dir() / backend, root)
+        budgets = budgets_of_backend(backends_dir() / backend, root)
         try:
             module = importlib.import_module(f"etsuite.backends.{backend}.flows")
         except Exception as error:  # noqa: BLE001 - any error here is the folder's
@@ -66,7 +68,8 @@ def builtin_flows() -> list[Flow]:
             data = data + load(path, path.relative_to(root).as_posix()
                                if path.is_relative_to(root) else str(path))
         for flow in checked_flows(module.FLOWS, f"FLOWS in backends/{backend}/flows.py is"):
-            flows.append(replace(flow, expectations=flow.expectations + data))
+            flows.append(replace(flow, expectations=flow.expectations + data,
+                                 budgets=flow.budgets + budgets))
     flows.extend(entry_point_flows())
     return flows
 

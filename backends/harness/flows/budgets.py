@@ -1,0 +1,193 @@
+"""Budgets as data: what a case of a flow may cost, in `backends/<name>/budgets.toml`
+beside its expectations. A passing subtest that costs more ends `fail_budget`, a
+failure of its own that names the budget, the measured value and the limit.
+
+    [[budget]]
+    flows = ["xnnpack"]            # patterns on flow names, as in expectations.toml
+    case = "backends/suite/models/test_small_models.py::test_mlp*"   # on the case id
+    min_delegation_share = 0.95    # share of computing nodes delegated (q/dq left out)
+    max_pte_bytes = 20480          # the serialized program
+    max_planned_bytes = 8192       # memory-planned buffers (only where a native runner
+                                   # reported them)
+    reason = "measured 0.98, 16.1 KiB on 2026-12-06"
+
+    [[budget]]                     # a time budget holds for one class of host only
+    flows = ["xnnpack"]
+    case = "backends/suite/models/test_small_models.py::test_mlp*"
+    host = "ci-2core"              # applies when the run says `--budget-host ci-2core`
+    max_ms_per_call = 4.0          # a runner's median per call, else the one call timed
+    reason = "..."
+
+Matching is expectations.py's (`matches`); of the entries that apply to a flow and case,
+the first that sets a limit decides it. An entry with `host` sets only
+`max_ms_per_call`, and `max_ms_per_call` needs a `host`: time depends on where it ran,
+the rest does not. `make update-budgets BACKEND=<name>` (upkeep/update_budgets.py)
+writes the file from a run with headroom, keeping hand-written reasons.
+
+Torch-free: read at collection time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from etsuite.backends.harness.contract.costs import delegated_share, planned_bytes, time_per_call
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.flows.expectations import (
+    ExpectationsError,
+    matches,
+    read_entries,
+    shown_path,
+)
+
+FILE_NAME = "budgets.toml"
+KIND = "budget"
+SHARE, PTE, PLANNED, TIME = ("min_delegation_share", "max_pte_bytes", "max_planned_bytes",
+                             "max_ms_per_call")
+LIMITS = (SHARE, PTE, PLANNED, TIME)
+
+
+class BudgetsError(ExpectationsError):
+    """A malformed budgets file; the message names the file and the entry (a kind of
+    ExpectationsError: it stops collection the same way)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    flows: tuple[str, ...]
+    case: str
+    limits: tuple[tuple[str, float], ...]   # ((limit name, value), ...) in LIMITS order
+    reason: str
+    host: str | None = None                 # the host class a time limit holds for
+    source: str = ""                        # "path:line"
+
+    def applies(self, flow: str, case: str, host: str | None) -> bool:
+        return (self.host is None or self.host == host) and matches(self.case, case) \
+            and any(matches(p, flow) for p in self.flows)
+
+
+@dataclass(frozen=True)
+class Breach:
+    limit: str          # one of LIMITS
+    measured: float
+    value: float        # the limit
+    source: str
+
+    @property
+    def message(self) -> str:
+        return (f"budget {self.limit}: measured {_shown(self.limit, self.measured)}, "
+                f"limit {_shown(self.limit, self.value)} ({self.source})")
+
+
+def _shown(limit: str, value: float) -> str:
+    if limit == SHARE:
+        return f"{value:.3f}"
+    if limit == TIME:
+        return f"{value:.3f} ms"
+    return f"{int(value)} bytes"
+
+
+@dataclass(frozen=True)
+class Budgets:
+    entries: tuple[Budget, ...] = ()
+
+    def limits(self, flow: str, case: str, host: str | None) -> dict[str, Budget]:
+        """{limit name: the entry that decides it} for one case of one flow on `host`."""
+        found: dict[str, Budget] = {}
+        for entry in self.entries:
+            if entry.applies(flow, case, host):
+                for name, _ in entry.limits:
+                    found.setdefault(name, entry)
+        return found
+
+    def __add__(self, other: "Budgets") -> "Budgets":
+        return Budgets(self.entries + other.entries)
+
+
+def measured(limit: str, record: SubtestRecord) -> float | None:
+    """What the record says of the cost a limit bounds (None: not measured here)."""
+    if limit == SHARE:
+        return delegated_share(record)
+    if limit == PTE:
+        return record.pte_size
+    if limit == PLANNED:
+        return planned_bytes(record)
+    call = time_per_call(record)
+    return call.seconds * 1000 if call is not None else None
+
+
+def breaches(budgets: Budgets, flow: str, case: str, record: SubtestRecord,
+             host: str | None) -> list[Breach]:
+    found = []
+    for name, entry in budgets.limits(flow, case, host).items():
+        value = dict(entry.limits)[name]
+        cost = measured(name, record)
+        if cost is None:
+            continue
+        if (cost < value) if name == SHARE else (cost > value):
+            found.append(Breach(name, cost, value, entry.source))
+    return found
+
+
+def check(budgets: Budgets, flow: str, case: str, records: list[SubtestRecord],
+          host: str | None) -> None:
+    """Every passing record that breaks a budget becomes `fail_budget` (in place), its
+    error naming each breach; a failing record is not checked (it measured nothing
+    comparable)."""
+    for record in records:
+        if not record.status.passing:
+            continue
+        found = breaches(budgets, flow, case, record, host)
+        if found:
+            record.status, record.stage = Status.FAIL_BUDGET, "budget"
+            record.error = "; ".join(b.message for b in found)
+
+
+def load(path: Path, display: str | None = None) -> Budgets:
+    """Read one budgets file; raises BudgetsError naming the bad entry."""
+    display = display or str(path)
+    data, positions = read_entries(path, display, (KIND,), BudgetsError)
+    return Budgets(tuple(_entry(raw, f"{display}:{positions.get((KIND, index), '?')}")
+                         for index, raw in enumerate(data.get(KIND, []))))
+
+
+def _entry(raw: dict, where: str) -> Budget:
+    extra = set(raw) - {"flows", "case", "reason", "host"} - set(LIMITS)
+    if extra:
+        raise BudgetsError(f"{where}: unknown key(s) {sorted(extra)}; limits: {', '.join(LIMITS)}")
+    flows, case, reason, host = raw.get("flows"), raw.get("case"), raw.get("reason"), raw.get("host")
+    if not isinstance(flows, list) or not flows or not all(isinstance(f, str) and f for f in flows):
+        raise BudgetsError(f"{where}: [[budget]] needs 'flows', a list of flow name patterns")
+    for key, value in (("case", case), ("reason", reason)):
+        if not isinstance(value, str) or not value:
+            raise BudgetsError(f"{where}: [[budget]] needs a non-empty {key!r}")
+    limits = []
+    for name in LIMITS:
+        if name not in raw:
+            continue
+        value = raw[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+                or not math.isfinite(value) or (name == SHARE and value > 1):
+            raise BudgetsError(f"{where}: {name} must be a non-negative number"
+                               f"{' at most 1' if name == SHARE else ''}, got {value!r}")
+        limits.append((name, value))
+    if not limits:
+        raise BudgetsError(f"{where}: [[budget]] sets no limit; known: {', '.join(LIMITS)}")
+    if host is not None and (not isinstance(host, str) or not host):
+        raise BudgetsError(f"{where}: 'host' must be the name of a class of hosts")
+    names = {name for name, _ in limits}
+    if TIME in names and host is None:
+        raise BudgetsError(f"{where}: {TIME} needs a 'host' (time depends on where it ran)")
+    if host is not None and names != {TIME}:
+        raise BudgetsError(f"{where}: an entry with 'host' sets only {TIME}; put "
+                           f"{', '.join(sorted(names - {TIME}))} in an entry without it")
+    return Budget(tuple(flows), str(case), tuple(limits), str(reason), host, where)
+
+
+def load_backend(folder: Path, root: Path | None = None) -> Budgets:
+    """The budgets of the backend in `folder` (none when it has no file)."""
+    path = folder / FILE_NAME
+    return load(path, shown_path(path, root)) if path.is_file() else Budgets()
