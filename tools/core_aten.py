@@ -37,18 +37,21 @@ _COPY = "_copy"
 
 def core_overload(name: str, core: frozenset[str] | set[str]) -> str | None:
     """The core overload a record's op name stands for, or None when it is not one.
-    Accepts the older "aten::add.Tensor" spelling and a name without overload
-    ("aten::convolution" is "aten.convolution.default")."""
+    Accepts the older "aten::add.Tensor" spelling, a name without overload
+    ("aten::convolution" is "aten.convolution.default") and one without namespace (the
+    harness names a node whose target is a plain aten overload, not an edge op, by the
+    overload's `__name__`: "sym_size.int")."""
     name = name.replace("::", ".", 1)
     name = _EDGE_SPELLINGS.get(name, name)
     parts = name.split(".")
-    if len(parts) == 2:
-        parts.append("default")
+    if len(parts) == 2:  # "aten.convolution", or an aten overload outside the edge
+        # dialect named without its namespace ("sym_size.int", "scalar_tensor.default")
+        found = core_overload(f"aten.{name}", core)
+        return found or core_overload(f"{name}.default", core)
     if len(parts) != 3:
         return None
-    spelled = ".".join(parts)
-    if spelled in core:
-        return spelled
+    if name in core:
+        return name
     namespace, op, overload = parts
     if op.endswith(_COPY):  # the edge dialect's copy of a view op
         view = f"{namespace}.{op[:-len(_COPY)]}.{overload}"
@@ -157,7 +160,7 @@ def regenerate(old: CoreAtenFile, covered: dict[str, list[str]], core: frozenset
     returns the reasons dropped (now covered, or no longer core) and the new blanks."""
     uncovered = core - set(covered)
     explained = {op: why for op, why in old.explained.items() if op in uncovered}
-    dropped = sorted(set(old.explained) - set(explained))
+    dropped = sorted(op for op, why in old.explained.items() if why and op not in explained)
     blank = sorted(uncovered - set(explained))
     explained.update({op: "" for op in blank})
     return CoreAtenFile(explained, dict(covered), source), dropped, blank
