@@ -111,7 +111,9 @@ def _report(path: Path, core, tests) -> Path:
     return path
 
 
-def _merged(tmp_path, core=CORE):
+def core_aten_report(folder: Path, core=CORE) -> Path:
+    """A report of three tests (add on portable and xnnpack, a model on xnnpack) whose
+    facts name `core`; test_page_browser.py draws its page."""
     ops = "backends/suite/operators/test_add.py::test_add"
     tests = [
         (f"{ops}[portable]", "operators", "portable", {}, {"aten.add.Tensor": 2}),
@@ -120,8 +122,11 @@ def _merged(tmp_path, core=CORE):
         ("backends/suite/models/test_m.py::test_m[xnnpack]", "models", "xnnpack",
          {"aten.convolution.default": 3}, {"aten.add.Tensor": 1}),
     ]
-    path = _report(tmp_path / "run.json", core, tests)
-    return loading.load_all([str(path)])
+    return _report(folder / "run.json", core, tests)
+
+
+def _merged(tmp_path, core=CORE):
+    return loading.load_all([str(core_aten_report(tmp_path, core))])
 
 
 def test_the_tally_counts_cases_per_flow(tmp_path):
