@@ -234,15 +234,18 @@ def _borderline(merged: Merged, order, flow_index) -> dict | None:
 
 def _core_aten(merged: Merged, order, flow_index) -> dict | None:
     """Core ATen coverage per flow (`tally.core_aten`, as the summary's section): its
-    total, and per flow [flow, covered, delegated in a case (None: the flow delegates
-    nothing), only in model tests, the uncovered overloads]. None when no report names
-    the core overloads (the section is not shown)."""
+    total, and per flow [flow, covered: [[overload, operator test cases, of them
+    delegated]], delegated in a case (None: the flow delegates nothing), only in model
+    tests, the uncovered overloads]. None when no report names the core overloads (the
+    section is not shown)."""
     rows = tally.core_aten(merged, order)
     if not rows:
         return None
     portable_only = tally.non_delegating(merged)
     return {"total": rows[0].total,
-            "flows": [[flow_index[(row.backend, row.flow)], len(row.covered),
+            "flows": [[flow_index[(row.backend, row.flow)],
+                       [[op, len(row.operator_cases[op]), len(row.delegated_cases.get(op, ()))]
+                        for op in row.covered],
                        None if row.flow in portable_only else len(row.delegated),
                        row.only_in_models, row.uncovered] for row in rows]}
 
