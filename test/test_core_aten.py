@@ -3,6 +3,8 @@ torch, how record op names map onto core overloads, the per-flow tally, the summ
 sections and the snapshot's regeneration."""
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -28,6 +30,15 @@ def installed_core() -> frozenset:
 @pytest.fixture(scope="module")
 def data_file() -> core_aten.CoreAtenFile:
     return core_aten.load()
+
+
+def test_a_fresh_process_names_the_same_core_ops(installed_core):
+    """The list must not depend on which ops the process touched before asking."""
+    script = ("from etsuite.backends.harness.case.delegation import core_aten_overloads; "
+              "print(len(core_aten_overloads()))")
+    fresh = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=True).stdout.split()[-1]
+    assert int(fresh) == len(installed_core)
 
 
 def test_every_core_op_is_covered_or_explained(installed_core, data_file):
