@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations core-aten clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -62,6 +62,9 @@ help: ## list the targets
 	@echo "                          (one in-process call: at least + 5 ms); run with --budget-host"
 	@echo "make update-durations BACKEND=<name>"
 	@echo "                          record test durations from \$$REPORTS in backends/<name>/durations.json"
+	@echo "make core-aten [CORE_ATEN_FROM=reports/portable.json]"
+	@echo "                          rewrite the core ATen snapshot (backends/suite/core_aten.toml) from a"
+	@echo "                          portable run of the operator suite"
 	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
@@ -223,6 +226,13 @@ update-durations: $(TOX)
 	@if [ -z "$(filter $(BACKEND),$(BACKENDS))" ]; then \
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
 	$(TOX) -e durations -- --backend $(BACKEND) $(REPORTS)
+
+# The core ATen snapshot (tools/core_aten.py): which operator tests hold each core ATen
+# overload, from a portable run of the operator suite, e.g.
+#   make test-portable SUITE=operators ARGS="-n 2" && make core-aten CORE_ATEN_FROM=reports/portable-operators.json
+CORE_ATEN_FROM ?= reports/portable.json
+core-aten: $(TOX)
+	$(TOX) -e core-aten -- $(CORE_ATEN_FROM)
 
 clean:
 	rm -rf reports .tox .build $(TOOLS)

@@ -172,3 +172,12 @@ def test_the_package_offers_every_name_of_its_modules():
             assert getattr(contract, name, None) is value, (module.__name__, name)
             offered += 1
     assert offered > 40 and contract.Status is statuses.Status
+
+
+def test_facts_carry_the_core_aten_denominator():
+    written = SessionFacts(seed=1, versions={}, flows={},
+                           core_aten_ops=["aten.add.Tensor", "aten.mul.Tensor"])
+    assert SessionFacts.from_dict(written.to_dict()) == written
+    assert "core_aten_ops" not in SessionFacts(seed=1, versions={}, flows={}).to_dict()
+    with pytest.raises(FactsError, match="core_aten_ops"):
+        SessionFacts.from_dict({"core_aten_ops": "aten.add.Tensor"})

@@ -454,3 +454,20 @@ def test_many_tests_stay_interactive(browser, tmp_path, count):
     expected = {case_name(r) for r in big.results if "_r7s" in r.nodeid}
     tab.wait_for(f"document.getElementById('shown').textContent.startsWith('{len(expected)} of ')")
     assert set(shown_cases(tab)) == expected
+
+
+def test_the_core_aten_section_states_n_of_m_per_flow(browser, tmp_path):
+    from test_core_aten import CORE, core_aten_report
+
+    path = tmp_path / "core.html"
+    assert summary.main([str(core_aten_report(tmp_path)), "--page", str(path)]) == 0
+    opened = browser.new_page()
+    opened.open(path)
+    assert opened.evaluate("document.getElementById('core-aten-section').hidden") is False
+    rows = texts(opened, "#core-aten tbody tr")
+    assert len(rows) == 2 and f"1 of {len(CORE)}" in rows[0] and f"2 of {len(CORE)}" in rows[1]
+    assert "aten.squeeze.dims" in rows[0] and "aten.convolution.default" in rows[1]
+
+
+def test_a_page_without_the_denominator_has_no_core_aten_section(tab):
+    assert tab.evaluate("document.getElementById('core-aten-section').hidden") is True

@@ -700,6 +700,55 @@ def coverage_section(merged: Merged, order) -> Section:
                    empty="No subtest was lowered.\n", unit="flows")
 
 
+def core_aten_sections(merged: Merged, order) -> list[Section]:
+    """Per flow, N of M core ATen overloads held by the lowered graphs of operator tests
+    (`tally.core_aten`), then each overload some flow's operator tests miss, cuttable.
+    Absent when no report names the core overloads (an older harness wrote them)."""
+    rows = tally.core_aten(merged, order)
+    if not rows:
+        return []
+    total = rows[0].total
+    portable_only = tally.non_delegating(merged)
+
+    def figures(items):
+        return table(["backend", "flow", "core ATen ops covered", "delegated in a case",
+                      "only in model tests", "not covered"], [
+            [row.backend, flow_label(row.flow), f"{len(row.covered)} of {row.total}",
+             "–" if row.flow in portable_only else len(row.delegated),
+             len(row.only_in_models), len(row.uncovered)]
+            for row in items])
+
+    def missing_in(op: str) -> tuple[list[str], list[str]]:
+        nowhere = [flow_label(r.flow) for r in rows if op not in r.operator_cases
+                   and op not in r.other_cases]
+        models = [flow_label(r.flow) for r in rows if op in r.other_cases
+                  and op not in r.operator_cases]
+        return nowhere, models
+
+    def flows_words(names: list[str]) -> str:
+        return "every flow" if len(names) == len(rows) and len(rows) > 1 else \
+            ", ".join(names) or "–"
+
+    missing = sorted({op for row in rows for op in (*row.uncovered, *row.only_in_models)})
+
+    def listing(items):
+        return table(["core ATen op", "no test holds it in", "only model tests hold it in"],
+                     [[code(op), *(flows_words(names) for names in missing_in(op))]
+                      for op in items])
+
+    intro = (f"Of the {total} overloads the installed torch tags core ATen (`torch.Tag.core`, "
+             "from the reports' facts), those the lowered graphs of operator tests held, "
+             "per flow, counted after partitioning (a view's `_copy` and ExecuTorch's dim "
+             "order ops count as the core op they replace); delegated in a case: a "
+             "delegate took it in at least one operator test. `backends/suite/core_aten.toml` "
+             "says why each one no operator test covers is left out.\n\n")
+    return [Section(heading="## Core ATen coverage\n", intro=intro, items=rows,
+                    render_items=figures, unit="flows"),
+            Section(heading="## Core ATen ops no operator test covers\n", items=missing,
+                    render_items=listing, unit="ops",
+                    empty="Every core ATen op is held by an operator test in every flow.\n")]
+
+
 def quality_section(merged: Merged, order) -> list[Section]:
     rows = tally.quality(merged.results, order)
     if not rows:
@@ -855,5 +904,6 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
         slowest_section(merged, options.slowest),
         coverage_section(merged, order),
     ]
+    sections += core_aten_sections(merged, order)
     sections += quality_section(merged, order)
     return sections + duplicates_section(merged)

@@ -132,6 +132,7 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "borderline": _borderline(merged, order, flow_index),
         "non_strict": _non_strict(merged, order),
         "where": _where(merged, order, flow_index),
+        "core_aten": _core_aten(merged, order, flow_index),
     }
     return {"core": core, "details": [d.data() for d in details]}
 
@@ -230,6 +231,24 @@ def _borderline(merged: Merged, order, flow_index) -> dict | None:
                       _plain(b.ratio), b.record.margin, b.record.verdict_rule, b.repro]
                      for b in tally.borderline(merged.results)],
             "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
+
+
+def _core_aten(merged: Merged, order, flow_index) -> dict | None:
+    """Core ATen coverage per flow (`tally.core_aten`, as the summary's section): its
+    total, and per flow [flow, covered: [[overload, operator test cases, of them
+    delegated]], delegated in a case (None: the flow delegates nothing), only in model
+    tests, the uncovered overloads]. None when no report names the core overloads (the
+    section is not shown)."""
+    rows = tally.core_aten(merged, order)
+    if not rows:
+        return None
+    portable_only = tally.non_delegating(merged)
+    return {"total": rows[0].total,
+            "flows": [[flow_index[(row.backend, row.flow)],
+                       [[op, len(row.operator_cases[op]), len(row.delegated_cases.get(op, ()))]
+                        for op in row.covered],
+                       None if row.flow in portable_only else len(row.delegated),
+                       row.only_in_models, row.uncovered] for row in rows]}
 
 
 def _non_strict(merged: Merged, order) -> list:

@@ -20,6 +20,7 @@ from etsuite.backends.harness.contract.record import (
 )
 from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools import classify
+from etsuite.tools import core_aten as core_aten_ops
 from etsuite.tools.loading import Merged, TestResult
 from etsuite.tools.signature import signature
 
@@ -497,6 +498,65 @@ def total_coverage(results: list[TestResult]) -> Coverage:
     for result in results:
         _count_nodes(row, result)
     return row
+
+
+@dataclass
+class CoreAtenRow:
+    """Per flow, which of the `total` core ATen overloads its lowered graphs held: per
+    overload, the operator test cases that held it, those of them where a delegate took
+    it, and the cases of other suites (models, examples, ...)."""
+
+    backend: str | None
+    flow: str | None
+    core: frozenset
+    operator_cases: dict = field(default_factory=dict)   # overload -> {test case}
+    delegated_cases: dict = field(default_factory=dict)  # overload -> {test case}
+    other_cases: dict = field(default_factory=dict)      # overload -> {test case}
+
+    @property
+    def total(self) -> int:
+        return len(self.core)
+
+    @property
+    def covered(self) -> list[str]:
+        return sorted(self.operator_cases)
+
+    @property
+    def only_in_models(self) -> list[str]:
+        return sorted(set(self.other_cases) - set(self.operator_cases))
+
+    @property
+    def uncovered(self) -> list[str]:
+        return sorted(self.core - set(self.operator_cases) - set(self.other_cases))
+
+    @property
+    def delegated(self) -> list[str]:
+        """Covered overloads a delegate took in at least one operator test case."""
+        return sorted(self.delegated_cases)
+
+
+def core_aten(merged: Merged, order: list[FlowKey]) -> list[CoreAtenRow]:
+    """Core ATen coverage per flow, over the subtests that got as far as lowering; empty
+    when no run's facts name the core overloads (reports older than the key)."""
+    core = core_aten_ops.denominator(merged.runs)
+    if core is None:
+        return []
+    rows = {key: CoreAtenRow(key[0], key[1], core) for key in order}
+    lowered: set = set()
+    for result in merged.results:
+        row = rows[flow_key(result)]
+        for record in result.records:
+            if record.delegated_nodes is None:
+                continue
+            lowered.add(flow_key(result))
+            held, delegated = core_aten_ops.ops_of_record(record, core)
+            operators = record.suite == core_aten_ops.OPERATORS_SUITE
+            for op in held:
+                table = row.operator_cases if operators else row.other_cases
+                table.setdefault(op, set()).add(record.test_case)
+            for op in delegated if operators else ():
+                row.delegated_cases.setdefault(op, set()).add(record.test_case)
+    return [row for key, row in rows.items() if key in lowered]
 
 
 # ---------------------------------------------------------------- numerical quality

@@ -287,6 +287,12 @@ def session_facts(state: SessionState) -> SessionFacts:
             return None
 
     folders = backend_folders()
+    try:
+        from etsuite.backends.harness.case.delegation import core_aten_overloads
+
+        core: list[str] | None = list(core_aten_overloads())
+    except ImportError:  # no torch here: the report has no denominator for coverage
+        core = None
     return SessionFacts(
         seed=state.seed,
         versions={name: package_version(name) for name in ("torch", "executorch")},
@@ -305,4 +311,5 @@ def session_facts(state: SessionState) -> SessionFacts:
         },
         run=state.run.facts(),
         seed_policy=state.seed_policy,
+        core_aten_ops=core,
     )

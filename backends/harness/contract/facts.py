@@ -80,8 +80,8 @@ class RunFacts(_Flat):
 
 @dataclass(frozen=True)
 class SessionFacts:
-    """The facts of one session. `seed_policy` and `run` are left out of the JSON when
-    None (reports older than them have neither)."""
+    """The facts of one session. `seed_policy`, `run` and `core_aten_ops` are left out
+    of the JSON when None (reports older than them have none)."""
 
     seed: int | None
     versions: dict                     # {package: version, None when not installed}
@@ -89,6 +89,10 @@ class SessionFacts:
     seed_policy: str | None = None     # a key of SEED_POLICIES
     run: RunFacts | None = None
     schema_version: int | None = SCHEMA_VERSION
+    # The installed torch's core ATen overloads ("aten.add.Tensor", sorted): the
+    # denominator of the report's core ATen coverage, so that the torch-free tools need
+    # not import torch (None: a report older than the key, or torch was not importable).
+    core_aten_ops: list[str] | None = None
 
     def to_dict(self) -> dict:
         data: dict[str, Any] = {
@@ -99,6 +103,8 @@ class SessionFacts:
             data["seed_policy"] = self.seed_policy
         if self.run is not None:
             data["run"] = self.run.to_dict()
+        if self.core_aten_ops is not None:
+            data["core_aten_ops"] = list(self.core_aten_ops)
         return data
 
     @classmethod
@@ -108,10 +114,15 @@ class SessionFacts:
         data = _object(data, "the session facts")
         flows = _object(data.get("flows") or {}, "'flows'")
         run = data.get("run")
+        core = data.get("core_aten_ops")
+        if core is not None and not (isinstance(core, list)
+                                     and all(isinstance(op, str) for op in core)):
+            raise FactsError("'core_aten_ops' must be a list of op names")
         return cls(seed=data.get("seed"),
                    versions=_object(data.get("versions") or {}, "'versions'"),
                    flows={name: FlowFacts.from_dict(flow, f"flow {name!r}")
                           for name, flow in flows.items()},
                    seed_policy=data.get("seed_policy"),
                    run=None if run is None else RunFacts.from_dict(run, "'run'"),
-                   schema_version=data.get("schema_version"))
+                   schema_version=data.get("schema_version"),
+                   core_aten_ops=core)
