@@ -4,6 +4,8 @@ and bool, scalar operand, broadcasting, dynamic batch."""
 import pytest
 import torch
 
+from etsuite.backends.suite.operators.op_modules import WithScalar
+
 BINARY = {"and": torch.bitwise_and, "or": torch.bitwise_or, "xor": torch.bitwise_xor}
 SHIFTS = {"left_shift": torch.bitwise_left_shift, "right_shift": torch.bitwise_right_shift}
 INT_DTYPES = [torch.int32, torch.int64, torch.bool]
@@ -17,16 +19,6 @@ class Bitwise(torch.nn.Module):
 
     def forward(self, x, y):
         return self.op(x, y)
-
-
-class BitwiseScalar(torch.nn.Module):
-    def __init__(self, op, scalar):
-        super().__init__()
-        self.op = op
-        self.scalar = scalar
-
-    def forward(self, x):
-        return self.op(x, self.scalar)
 
 
 class AllBinary(torch.nn.Module):
@@ -81,12 +73,12 @@ def test_bitwise_shift(test_runner, op, dtype):
 
 
 def test_bitwise_scalar(test_runner):
-    test_runner.lower_and_run_model(BitwiseScalar(torch.bitwise_and, 0x0F0F), (_input((4, 7), torch.int32),))
-    test_runner.lower_and_run_model(BitwiseScalar(torch.bitwise_xor, -1), (_input((4, 7), torch.int64),))
+    test_runner.lower_and_run_model(WithScalar(torch.bitwise_and, 0x0F0F), (_input((4, 7), torch.int32),))
+    test_runner.lower_and_run_model(WithScalar(torch.bitwise_xor, -1), (_input((4, 7), torch.int64),))
 
 
 def test_bitwise_shift_scalar(test_runner):
-    test_runner.lower_and_run_model(BitwiseScalar(torch.bitwise_right_shift, 3),
+    test_runner.lower_and_run_model(WithScalar(torch.bitwise_right_shift, 3),
                                     (_input((4, 7), torch.int64),))
 
 

@@ -7,6 +7,8 @@ int32 inputs, and a rank-4 input."""
 import pytest
 import torch
 
+from etsuite.backends.suite.operators.op_modules import WithScalar
+
 aten = torch.ops.aten
 
 ARITHMETIC = {
@@ -22,16 +24,6 @@ BITWISE = {
     "or": lambda x, s: aten.bitwise_or.Scalar(x, s),
     "xor": lambda x, s: aten.bitwise_xor.Scalar(x, s),
 }
-
-
-class WithScalar(torch.nn.Module):
-    def __init__(self, op, scalar):
-        super().__init__()
-        self.op = op
-        self.scalar = scalar
-
-    def forward(self, x):
-        return self.op(x, self.scalar)
 
 
 class DivRounding(torch.nn.Module):
