@@ -29,7 +29,6 @@ Torch-free: read at collection time.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.expectations import (
     ExpectationsError,
+    is_non_negative_number,
     matches,
     read_entries,
     shown_path,
@@ -169,8 +169,7 @@ def _entry(raw: dict, where: str) -> Budget:
         if name not in raw:
             continue
         value = raw[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                or not math.isfinite(value) or (name == SHARE and value > 1):
+        if not is_non_negative_number(value) or (name == SHARE and value > 1):
             raise BudgetsError(f"{where}: {name} must be a non-negative number"
                                f"{' at most 1' if name == SHARE else ''}, got {value!r}")
         limits.append((name, value))

@@ -34,6 +34,7 @@ Torch-free: read at collection time.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -145,6 +146,13 @@ def entry_positions(text: str, kinds) -> dict[tuple[str, int], int]:
     return positions
 
 
+def is_non_negative_number(value) -> bool:
+    """What a limit or rule field of an entry may be: an int or float (not a bool, which
+    TOML would otherwise let through as 0 or 1), finite and not below 0."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float))
+            and math.isfinite(value) and value >= 0)
+
+
 def read_entries(path: Path, display: str, kinds, error=None) -> tuple[dict, dict]:
     """A TOML file of `[[kind]]` tables: (its data, `entry_positions`); raises `error`
     (default ExpectationsError) on invalid TOML or a section of another kind."""
@@ -240,8 +248,7 @@ def _rule(raw: dict, where: str) -> tuple:
         if key not in raw:
             continue
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                or (key == "bits" and not isinstance(value, int)):
+        if not is_non_negative_number(value) or (key == "bits" and not isinstance(value, int)):
             raise ExpectationsError(f"{where}: [[tolerance]] {key!r} must be a non-negative "
                                     f"number, got {value!r}")
         if key == BOUND_SCALE and value > MAX_BOUND_SCALE:
