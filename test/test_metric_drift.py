@@ -11,6 +11,7 @@ import pytest
 from conftest import ADD_CASES, run_forked
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.flows.slow_runtime import DELAY_VARIABLE, MATCH_VARIABLE, delay_seconds
 from etsuite.tools import loading, markdown, summary
 from etsuite.tools.baseline_diff import compare
 from etsuite.tools.budget import assemble, fit, size
@@ -28,12 +29,12 @@ CASES = ADD_CASES
 
 # The faults, chosen by $DRIFT_FAULT in the forked session: "nothing", XNNPACK's
 # partitioner offered no config the modules use; "add_only", only the add config (relu
-# stays on portable kernels, yet the program still delegates: status pass); "slow", each
-# execute of test_add sleeps SLOW_S first (same outputs).
+# stays on portable kernels, yet the program still delegates: status pass). The runtime is
+# slowed by tools/slow_runtime.py: each execute of test_add sleeps SLOW_S first (same
+# outputs).
 SLOW_S = 0.05
-FAULTS = f'''
+FAULTS = '''
 import os
-import time
 
 FAULT = os.environ.get("DRIFT_FAULT", "")
 
@@ -52,18 +53,6 @@ if FAULT in ("nothing", "add_only"):
             super().__init__(configs=_offered)
 
     module.XnnpackPartitioner = Restricted
-
-if FAULT == "slow":
-    from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime
-
-    _execute = ExecuTorchRuntime.execute
-
-    def slow_execute(self, loaded, inputs):
-        if "test_add[" in os.environ.get("PYTEST_CURRENT_TEST", ""):
-            time.sleep({SLOW_S})
-        return _execute(self, loaded, inputs)
-
-    ExecuTorchRuntime.execute = slow_execute
 '''
 
 PORTABLE_REPORT = Path(__file__).parent / "data" / "reports" / "portable.json"
@@ -79,9 +68,13 @@ class Runs:
     def report(self, fault: str) -> str:
         if fault not in self.done:
             path = self.folder / "reports" / f"{fault or 'baseline'}.json"
+            slow = ("-p", "etsuite.backends.harness.flows.slow_runtime") if fault == "slow" else ()
             with pytest.MonkeyPatch.context() as patch:
                 patch.setenv("DRIFT_FAULT", fault)
-                result = run_forked(self.folder, "-p", "no:cacheprovider", "-p", "no:xdist",
+                if fault == "slow":
+                    patch.setenv(DELAY_VARIABLE, str(SLOW_S * 1000))
+                    patch.setenv(MATCH_VARIABLE, "test_add[")
+                result = run_forked(self.folder, "-p", "no:cacheprovider", "-p", "no:xdist", *slow,
                                     "--json-report", f"--json-report-file={path}",
                                     "--flow", "xnnpack", "--seed", "5", scratch=self.scratch)
             assert result.ret == 0, "\n".join(result.outlines + result.errlines)
@@ -232,3 +225,10 @@ def test_sqnr_moves_by_amplitude_and_is_capped():
     assert metric_drift(SQNR, sqnr(40.0), sqnr(37.0))[0] == WORSE
     assert metric_drift(SQNR, sqnr(40.0), sqnr(33.0))[0] == WORSE_2X
     assert metric_drift(SQNR, sqnr(30.0), sqnr(50.0))[0] == BETTER_2X
+
+
+@pytest.mark.parametrize("text", ["30ms", "-1", "nan", "inf", "fast"])
+def test_a_slowdown_not_given_in_milliseconds_is_refused(text):
+    with pytest.raises(pytest.UsageError, match="milliseconds per call"):
+        delay_seconds(text)
+    assert delay_seconds("30") == pytest.approx(0.03)
