@@ -76,6 +76,10 @@ class Breach:
     value: float        # the limit
     source: str
 
+    def to_dict(self) -> dict:
+        return {"limit": self.limit, "measured": self.measured, "value": self.value,
+                "source": self.source}
+
     @property
     def message(self) -> str:
         return (f"budget {self.limit}: measured {_shown(self.limit, self.measured)}, "
@@ -144,6 +148,7 @@ def check(budgets: Budgets, flow: str, case: str, records: list[SubtestRecord],
         if found:
             record.status, record.stage = Status.FAIL_BUDGET, "budget"
             record.error = "; ".join(b.message for b in found)
+            record.budget_breaches = [b.to_dict() for b in found]
 
 
 def load(path: Path, display: str | None = None) -> Budgets:
