@@ -417,7 +417,7 @@
     const flows = [...new Set([...shares.keys(), ...C.timed_flows])].sort((a, b) => a - b);
     const noPortable = `<p class="note no-portable">No portable run in these reports: there is nothing to ` +
       `compare this flow's time per call with. Merge a portable run of the same tests (<code>make test-portable</code>) to see it.</p>`;
-    $("costs").innerHTML = flows.map((f) => {
+    const charts = (f) => {
       const share = shares.has(f) ? shareChart(shares.get(f)) :
         `<p class="note">${D.flows[f].delegates === false ? "Portable kernels only: nothing to delegate." : "No case was lowered."}</p>`;
       let time;
@@ -427,10 +427,21 @@
         const [rows, unmatched] = runtime.get(f);
         time = (rows.length ? runtimeChart(rows) : `<p class="note">No case has a portable counterpart.</p>`) + unmatchedNote(unmatched);
       }
-      return `<div class="cost-flow" data-flow="${f}"><h3>${esc(flowName(f))} <span class="note">(${esc(backendName(f))})</span></h3>` +
-        `<div class="charts"><figure><figcaption>Delegated share per case</figcaption>${share}</figure>` +
-        `<figure><figcaption>Time per call beside portable</figcaption>${time}</figure></div></div>`;
-    }).join("");
+      return `<figure><figcaption>Delegated share per case</figcaption>${share}</figure>` +
+        `<figure><figcaption>Time per call beside portable</figcaption>${time}</figure>`;
+    };
+    // A flow's charts are drawn when they come near the view: at 40,000 tests and twenty
+    // flows they are tens of thousands of bars the first screen does not need.
+    $("costs").innerHTML = flows.map((f) => `<div class="cost-flow" data-flow="${f}"><h3>${esc(flowName(f))} ` +
+      `<span class="note">(${esc(backendName(f))})</span></h3><div class="charts" style="min-height:${CHART.height + 20}px"></div></div>`).join("");
+    const draw = (box) => {
+      const target = box.querySelector(".charts");
+      if (!target.dataset.drawn) { target.dataset.drawn = "1"; target.innerHTML = charts(Number(box.dataset.flow)); }
+    };
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) if (entry.isIntersecting) { draw(entry.target); observer.unobserve(entry.target); }
+    }, { rootMargin: "400px" });
+    for (const box of $("costs").querySelectorAll(".cost-flow")) observer.observe(box);
     $("costs").addEventListener("click", (event) => {
       const found = event.target.closest("[data-result]");
       if (!found) return;
