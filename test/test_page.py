@@ -327,5 +327,6 @@ def test_the_review_list_puts_regressions_and_bigger_drift_first(tmp_path):
         ("≥2x worse", next(iter(bigger)), "size"),
         ("≥1.25x worse", list(bigger)[1], "size")]
     assert review[1]["factor"] == pytest.approx(2.5, rel=0.01)
+    assert [row["worse"] for row in review] == [True, True, True]
     for row in review:  # each row opens its case
         assert current.results[row["result"]].nodeid == row["nodeid"]

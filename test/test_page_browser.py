@@ -574,6 +574,8 @@ def test_the_changes_are_one_list_worst_first_each_opening_its_case(tab, merged)
     changes = compare(merged, load(BASELINE))
     kinds = texts(tab, "#review tbody tr td:first-child")
     assert kinds[0] == "regression" and kinds[-1] == "fix"
+    assert tab.evaluate("[...document.querySelectorAll('#review tbody tr')]"
+                        ".map(r => r.classList.contains('worse'))") == [True, False]
     assert texts(tab, "#review tbody tr td:nth-child(3)")[0] == changes.regressions[0].nodeid
     tab.click("#review tbody tr a")
     tab.wait_for("!document.getElementById('detail').hidden")

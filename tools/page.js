@@ -386,7 +386,7 @@
     const one = y(1);
     const bars = rows.map(([ri, ratio, secondsHere, secondsPortable, basis], k) => {
       const top = Math.min(y(ratio), one), height = Math.max(Math.abs(y(ratio) - one), 2);
-      const color = ratio > 1 ? "#d92d20" : "#1f8a4c";
+      const color = ratio > 1 ? "#d92d20" : ratio < 1 ? "#1f8a4c" : "#98a2b3";  // grey: as fast
       return `<rect class="bar" data-result="${ri}" x="${(CHART.left + k * step).toFixed(2)}" y="${(ratio > 1 ? top : one - 1).toFixed(2)}" ` +
         `width="${bar.toFixed(2)}" height="${height.toFixed(2)}" fill="${color}" opacity="${basis === "one call" ? 0.6 : 1}">` +
         `<title>${esc(D.cases[G.case[ri]])}: ${typeof ratio === "number" ? ratio.toFixed(2) : esc(ratio)}x portable's time per call ` +
@@ -522,8 +522,7 @@
     const rows = C.review.map((r) => {
       const name = r.result != null ? `<a href="#detail" class="mono" data-result="${r.result}">${esc(r.nodeid)}</a>` :
         `<span class="mono">${esc(r.nodeid)}</span>`;
-      const worse = ["regression", "lost delegation", "started failing", "≥2x worse", "≥1.25x worse"].includes(r.kind);
-      return `<tr class="${r.result != null ? "link" : ""} ${worse ? "worse" : ""}"${r.result != null ? ` data-result="${r.result}"` : ""}>` +
+      return `<tr class="${r.result != null ? "link" : ""} ${r.worse ? "worse" : ""}"${r.result != null ? ` data-result="${r.result}"` : ""}>` +
         `<td class="name">${esc(r.kind)}</td><td class="name">${esc(r.metric)}</td><td class="name">${name}</td>` +
         `<td>${r.subtest ?? ""}</td><td class="name">${esc(r.flow ?? "")}</td><td>${esc(r.was ?? "–")}</td>` +
         `<td>${esc(r.now ?? "–")}</td><td>${factor(r.factor)}</td></tr>`;

@@ -8,8 +8,9 @@ beside this file) are inlined, so the file opens from disk or from a CI artifact
 network. The browser renders the matrix lazily (only the rows in view); with the packing,
 a `make test-all` merge of 40,000 tests stays a light page (`page_scale.py` measures it).
 
-Every number comes from `tally` and `baseline_diff`, every status and record field from the
-contract: the page holds no list of its own. Only the look of each status is decided here.
+Every number comes from `tally`, `case_costs` and `baseline_diff`, every status and record
+field from the contract: the page holds no list of its own. Only the look of each status is
+decided here.
 """
 
 from __future__ import annotations
@@ -259,7 +260,9 @@ def _costs(merged: Merged, order, flow_index) -> dict | None:
     share], ...] lowest first]; "runtime", [flow, [[result, ratio to portable, seconds,
     portable seconds, basis], ...] slowest first, [results without a portable
     counterpart]]; "portable": whether a portable run was timed (without one the page
-    says so instead of a runtime chart). None when no case was lowered or timed."""
+    says so instead of a runtime chart); "timed_flows": the flows other than portable
+    with a timed call (each gets that message or its chart). None when no case was
+    lowered or timed."""
     index = _result_index(merged)
     shares = case_costs.shares(merged, order)
     runtimes = case_costs.runtimes(merged, order)
@@ -418,21 +421,24 @@ def _median_runtimes(merged: Merged) -> dict[str | None, float]:
 
 # What the reviewer's list of changes shows first: status regressions, lost delegation,
 # then the metric drift in its own order (drift.BUCKETS, worst first), then the other
-# status changes, what got better, and the fixes.
-REVIEW_ORDER = ("regression", "lost delegation", *drift.BUCKETS[:3], "other status change",
-                *drift.BUCKETS[3:], "fix")
+# status changes, what got better, and the fixes. The first group reads as worse.
+REVIEW_WORSE = ("regression", "lost delegation",
+                *(b for b in drift.BUCKETS if b in drift.WORSE_BUCKETS))
+REVIEW_ORDER = (*REVIEW_WORSE, "other status change",
+                *(b for b in drift.BUCKETS if b not in drift.WORSE_BUCKETS), "fix")
 
 
 def _review(changes: Changes, index: dict[int, int]) -> list[dict]:
     """The baseline comparison as one list, worst first: each test's status change and
     each subtest metric that drifted, with what it was and is, how many times worse or
-    better, and the cell it opens (None: the test is not in this run). A subtest's own
-    status crossing is left out where its test's regression or fix already says it."""
+    better, whether it is a loss, and the cell it opens (None: the test is not in this
+    run). A subtest's own status crossing is left out where its test's regression or
+    fix already says it."""
     rows = []
 
     def add(kind, nodeid, flow, metric, subtest, was, now, factor, result):
-        rows.append({"kind": kind, "nodeid": nodeid, "flow": flow, "metric": metric,
-                     "subtest": subtest, "was": was, "now": now,
+        rows.append({"kind": kind, "worse": kind in REVIEW_WORSE, "nodeid": nodeid,
+                     "flow": flow, "metric": metric, "subtest": subtest, "was": was, "now": now,
                      "factor": None if factor is None else _plain(factor),
                      "result": index.get(id(result)) if result is not None else None})
 
