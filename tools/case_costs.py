@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract.costs import delegated_share, time_per_call
+from etsuite.backends.harness.contract.costs import SHARE_LIMIT, delegated_share, time_per_call
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
@@ -21,7 +21,6 @@ from etsuite.tools import tally
 from etsuite.tools.loading import Merged, TestResult
 
 PORTABLE = "portable"   # the flow every other flow's time per call is compared with
-SHARE_LIMIT = "min_delegation_share"   # the one budget limit that is a floor, not a ceiling
 
 
 # ---------------------------------------------------------------- delegated share

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from etsuite.backends.harness.contract.costs import shown_limit
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error, where_it_breaks
 from etsuite.backends.harness.contract.statuses import ORDER, Status
@@ -510,7 +511,7 @@ def budget_breach_sections(merged: Merged, order) -> list[Section]:
         return table(["test", "subtest", "limit", "measured", "limit value", "times over",
                       "entry"], [
             [code(b.result.nodeid), b.record.subtest, code(b.limit) if b.limit else "–",
-             _budget_figure(b.limit, b.measured), _budget_figure(b.limit, b.value),
+             _limit_figure(b.limit, b.measured), _limit_figure(b.limit, b.value),
              _factor(b.overshoot) if b.overshoot is not None else "–",
              code(b.source) if b.source else shorten(message_line(b.record.error),
                                                      ERROR_IN_TABLE)]
@@ -522,15 +523,9 @@ def budget_breach_sections(merged: Merged, order) -> list[Section]:
     return sections
 
 
-def _budget_figure(limit: str | None, value: float | None) -> str:
-    """A measured value or a limit in the unit of its limit, as the budget's error says it."""
-    if value is None:
-        return "–"
-    if limit == case_costs.SHARE_LIMIT:
-        return f"{value:.3f}"
-    if limit == "max_ms_per_call":
-        return f"{value:.3f} ms"
-    return f"{int(value)} bytes"
+def _limit_figure(limit: str | None, value: float | None) -> str:
+    """A measured value or a limit in its limit's unit, as the breach's error says it."""
+    return "–" if limit is None or value is None else shown_limit(limit, value)
 
 
 def failures_section(failing, link_from: str = ".", places: tally.Places | None = None
