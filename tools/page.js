@@ -384,15 +384,16 @@
       return CHART.top + plot * (1 - (Math.log2(clamped) + Math.log2(RANGE)) / (2 * Math.log2(RANGE)));
     };
     const one = y(1);
-    const bars = rows.map(([ri, ratio, secondsHere, secondsPortable, basis], k) => {
+    const bars = rows.map(([ri, said, secondsHere, secondsPortable, basis], k) => {
+      const ratio = typeof said === "number" ? said : RANGE;  // "inf": portable took no measurable time
       const top = Math.min(y(ratio), one), height = Math.max(Math.abs(y(ratio) - one), 2);
       const color = ratio > 1 ? "#d92d20" : ratio < 1 ? "#1f8a4c" : "#98a2b3";  // grey: as fast
       return `<rect class="bar" data-result="${ri}" x="${(CHART.left + k * step).toFixed(2)}" y="${(ratio > 1 ? top : one - 1).toFixed(2)}" ` +
         `width="${bar.toFixed(2)}" height="${height.toFixed(2)}" fill="${color}" opacity="${basis === "one call" ? 0.6 : 1}">` +
-        `<title>${esc(D.cases[G.case[ri]])}: ${typeof ratio === "number" ? ratio.toFixed(2) : esc(ratio)}x portable's time per call ` +
+        `<title>${esc(D.cases[G.case[ri]])}: ${typeof said === "number" ? said.toFixed(2) : esc(said)}x portable's time per call ` +
         `(${(secondsHere * 1e3).toFixed(3)} ms vs ${(secondsPortable * 1e3).toFixed(3)} ms, ${esc(basis)})</title></rect>`;
     });
-    const slower = rows.filter(([, ratio]) => ratio > 1).length;
+    const slower = rows.filter(([, said]) => typeof said !== "number" || said > 1).length;
     return svgChart("runtime-chart", "time per call relative to portable, slowest first",
       gridLine(y(RANGE), `${RANGE}x`) + gridLine(y(4), "4x") + gridLine(one, "1x") + gridLine(y(1 / 4), "1/4x") +
       gridLine(y(1 / RANGE), `1/${RANGE}x`) + bars.join("") +
