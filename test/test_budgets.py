@@ -120,6 +120,9 @@ def test_a_breach_fails_naming_the_budget_the_value_and_the_limit(first):
     assert add["error"] == (f"budget max_pte_bytes: measured {add['pte_size']} bytes, "
                             f"limit 100 bytes (budgets.toml:2)")
     assert add["pte_size"] > 100 and add["stage"] == "budget"
+    # The same figures as data, for the summary to rank (its Budget breaches section).
+    assert add["budget_breaches"] == [{"limit": "max_pte_bytes", "measured": add["pte_size"],
+                                       "value": 100, "source": "budgets.toml:2"}]
     assert "budget max_pte_bytes: measured" in tests["test_add[tiny]"]["call"]["longrepr"]
     # A partitioner that takes part of the graph: 1 of 2 computing nodes delegated. The
     # time budget of another host does not apply, nor a planned-memory budget where no
@@ -127,6 +130,8 @@ def test_a_breach_fails_naming_the_budget_the_value_and_the_limit(first):
     relu = record["test_add_relu[tiny]"]
     assert relu["error"] == "budget min_delegation_share: measured 0.500, limit 1.000 (budgets.toml:8)"
     assert relu["delegated_nodes"] == 1 and relu["undelegated_nodes"] >= 1
+    assert relu["budget_breaches"] == [{"limit": "min_delegation_share", "measured": 0.5,
+                                        "value": 1.0, "source": "budgets.toml:8"}]
     # The time budget of the host this run declared (--budget-host here) applies.
     slow = record["test_add_timed[tiny]"]
     assert slow["error"].startswith("budget max_ms_per_call: measured ")

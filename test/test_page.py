@@ -4,10 +4,12 @@ data safely, needs no network, and the summary CLI writes it (`--page`, `--histo
 import json
 import re
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
 
+from etsuite.backends.harness.contract.costs import delegated_share, time_per_call
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS, OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
@@ -214,3 +216,117 @@ def test_history_errors(tmp_path, capsys):
         summary.main(["test/data/reports/portable.json", "--history", str(tmp_path)])
     assert exit_.value.code == 2
     assert "--history is shown on the page: it needs --page" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- what each case costs
+
+def test_the_share_chart_holds_every_lowered_case_lowest_first():
+    merged = load(DATA)
+    costs = page.page_data(merged)["core"]["costs"]
+    flows = page.page_data(merged)["core"]["flows"]
+    charted = {flows[f]["flow"]: rows for f, rows in costs["shares"]}
+    assert "portable" not in charted  # portable kernels delegate nothing: no chart
+    for flow, rows in charted.items():
+        shares = [share for _, share in rows]
+        assert shares == sorted(shares)
+        assert {merged.results[ri].flow for ri, _ in rows} == {flow}
+        for ri, share in rows:
+            found = [delegated_share(x) for x in merged.results[ri].records]
+            assert share == round(min(s for s in found if s is not None), 4)
+        lowered = {r.nodeid for r in merged.results if r.flow == flow
+                   and any(delegated_share(x) is not None for x in r.records)}
+        assert {merged.results[ri].nodeid for ri, _ in rows} == lowered
+    # add with alpha runs on portable kernels in XNNPACK's flow: it leads, at 0.
+    first, share = charted["xnnpack_static_int8_per_tensor"][0]
+    assert tally.test_name(merged.results[first]).startswith("test_add_alpha") and share == 0
+
+
+def portable_seconds(merged: loading.Merged) -> dict:
+    return {(case_id(r.nodeid, r.flow), x.subtest): time_per_call(x) for r in merged.results
+            if r.flow == "portable" for x in r.records if time_per_call(x) is not None}
+
+
+def test_the_runtime_chart_is_each_case_over_its_portable_run():
+    merged = load(DATA)
+    data = page.page_data(merged)["core"]
+    costs, flows = data["costs"], data["flows"]
+    assert costs["portable"] is True
+    reference = portable_seconds(merged)
+    charted = {flows[f]["flow"]: (rows, unmatched) for f, rows, unmatched in costs["runtime"]}
+    assert "portable" not in charted and "xnnpack" in charted
+    for flow, (rows, unmatched) in charted.items():
+        assert [row[1] for row in rows] == sorted((row[1] for row in rows), reverse=True)
+        for ri, ratio, seconds, portable, basis in rows:
+            result = merged.results[ri]
+            assert result.flow == flow
+            pairs = [(time_per_call(x).seconds, reference[(case_id(result.nodeid, flow), x.subtest)].seconds)
+                     for x in result.records if time_per_call(x) is not None]
+            assert seconds == pytest.approx(sum(p[0] for p in pairs))
+            assert portable == pytest.approx(sum(p[1] for p in pairs))
+            assert ratio == pytest.approx(seconds / portable, rel=1e-3) and basis == "one call"
+        assert unmatched == []  # every timed case of these fixtures also ran on portable
+
+
+def test_a_case_without_a_portable_run_is_named_not_plotted():
+    merged = load(DATA)
+    cumsum = "test/data/reports/src/pipeline_cases.py::test_cumsum"
+    merged.results = [r for r in merged.results
+                      if not (r.flow == "portable" and r.nodeid.startswith(cumsum))]
+    data = page.page_data(merged)["core"]
+    costs, flows = data["costs"], data["flows"]
+    (rows, unmatched), = [(rows, unmatched) for f, rows, unmatched in costs["runtime"]
+                          if flows[f]["flow"] == "xnnpack"]
+    assert [merged.results[ri].nodeid for ri in unmatched] == [f"{cumsum}[xnnpack]"]
+    assert f"{cumsum}[xnnpack]" not in [merged.results[row[0]].nodeid for row in rows]
+
+
+def test_without_a_portable_run_the_page_says_so_instead_of_a_chart():
+    costs = page.page_data(load(DATA / "xnnpack-shard1.json", DATA / "xnnpack-shard2.json"))["core"]["costs"]
+    assert costs["portable"] is False and costs["runtime"] == []
+    assert len(costs["timed_flows"]) == 4 and len(costs["shares"]) == 4
+
+
+def test_a_history_point_has_the_pass_rate_and_median_runtime_per_flow():
+    merged = load(DATA)
+    point = page._point("this run", merged)["flows"]
+    rows = {r.flow: r for r in tally.flow_rows(merged, tally.flow_order(merged))}
+    for flow in ("portable", "xnnpack", "faulty_lower"):
+        seconds = [time_per_call(x).seconds for r in merged.results if r.flow == flow
+                   for x in r.records if time_per_call(x) is not None]
+        assert point[flow]["pass_rate"] == rows[flow].pass_rate
+        assert point[flow]["median_runtime"] == (statistics.median(seconds) if seconds else None)
+    assert point["portable"]["pass_rate"] == 11 / 16 and point["faulty_lower"]["median_runtime"] is None
+
+
+def test_the_review_list_puts_regressions_and_bigger_drift_first(tmp_path):
+    """pipeline.json against a baseline where one test passed that fails now, and two
+    programs that are now 2.5x and 1.5x their baseline's 4000 bytes: the regression, then
+    the larger drift, then the smaller."""
+    def variant(name: str, sizes: dict, passed: str | None = None) -> Path:
+        report = json.loads((DATA / "pipeline.json").read_text(encoding="utf-8"))
+        tests = {t["nodeid"]: t for t in report["tests"]}
+        for nodeid, size in sizes.items():
+            for record in tests[nodeid]["metadata"]["subtests"]:
+                record["pte_size"] = size
+        if passed:
+            tests[passed]["outcome"] = "passed"
+            for record in tests[passed]["metadata"]["subtests"]:
+                record["status"] = "pass"
+        path = tmp_path / name
+        path.write_text(json.dumps(report), encoding="utf-8")
+        return path
+
+    regressed = "test/data/reports/src/pipeline_cases.py::test_add[faulty_mismatch]"
+    bigger = {"test/data/reports/src/pipeline_cases.py::test_add[xnnpack]": 10000,
+              "test/data/reports/src/pipeline_cases.py::test_known_gap[xnnpack]": 6000}
+    baseline = variant("baseline.json", dict.fromkeys(bigger, 4000), passed=regressed)
+    current = load(variant("current.json", bigger))
+    review = page.page_data(current, compare(current, load(baseline)))["core"]["history"]["changes"]["review"]
+    assert [(row["kind"], row["nodeid"], row["metric"]) for row in review] == [
+        ("regression", regressed, "status"),
+        ("≥2x worse", next(iter(bigger)), "size"),
+        ("≥1.25x worse", list(bigger)[1], "size")]
+    assert review[1]["factor"] == pytest.approx(2.5, rel=0.01)
+    assert [row["worse"] for row in review] == [True, True, True]
+    for row in review:  # each row opens its case
+        assert current.results[row["result"]].nodeid == row["nodeid"]

@@ -471,3 +471,112 @@ def test_the_core_aten_section_states_n_of_m_per_flow(browser, tmp_path):
 
 def test_a_page_without_the_denominator_has_no_core_aten_section(tab):
     assert tab.evaluate("document.getElementById('core-aten-section').hidden") is True
+
+
+# ---------------------------------------------------------------- what each case costs
+
+def draw_cost_charts(tab) -> list[int]:
+    """Bring each flow's charts into view, one by one (they are drawn when they come
+    near it), and wait for them; returns the flows in the section, in its order."""
+    flows = tab.evaluate("[...document.querySelectorAll('.cost-flow')].map(e => Number(e.dataset.flow))")
+    for flow in flows:
+        box = f"document.querySelector('.cost-flow[data-flow=\"{flow}\"]')"
+        tab.evaluate(f"{box}.scrollIntoView()")
+        tab.wait_for(f"{box}.querySelector('.charts').dataset.drawn === '1'")
+    return flows
+
+
+def bars(tab, flow: int, chart: str) -> list[int]:
+    return tab.evaluate(f"[...document.querySelectorAll('.cost-flow[data-flow=\"{flow}\"] "
+                        f"svg.{chart} rect.bar')].map(e => Number(e.dataset.result))")
+
+
+def test_the_cost_charts_draw_one_bar_per_case_in_order(tab, merged):
+    costs = page.page_data(merged)["core"]["costs"]
+    assert costs["portable"] and costs["shares"] and costs["runtime"]
+    flows = draw_cost_charts(tab)
+    assert flows == sorted({f for f, _ in costs["shares"]} | set(costs["timed_flows"]))
+    for flow, rows in costs["shares"]:
+        assert bars(tab, flow, "share-chart") == [ri for ri, _ in rows]
+    for flow, rows, unmatched in costs["runtime"]:
+        assert bars(tab, flow, "runtime-chart") == [row[0] for row in rows]
+        assert unmatched == []
+    assert tab.evaluate("document.querySelectorAll('.no-portable, .unmatched').length") == 0
+    # Every bar says its case and figure on hover, and opens its record on a click.
+    flow, rows = costs["shares"][0]
+    ri, share = rows[-1]
+    title = tab.evaluate(f"document.querySelector('svg.share-chart rect.bar[data-result=\"{ri}\"] "
+                         f"title').textContent")
+    assert title == f"{case_name(merged.results[ri])}: {100 * share:.1f} % of its computing nodes delegated"
+    tab.click(f'svg.share-chart rect.bar[data-result="{ri}"]')
+    tab.wait_for("!document.getElementById('detail').hidden")
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == merged.results[ri].nodeid
+
+
+def test_without_a_portable_run_the_runtime_chart_says_so(browser, tmp_path):
+    path = tmp_path / "index.html"
+    assert summary.main([str(DATA / "xnnpack-shard1.json"), str(DATA / "xnnpack-shard2.json"),
+                         "--page", str(path)]) == 0
+    opened = browser.new_page()
+    opened.open(path)
+    flows = draw_cost_charts(opened)
+    assert len(flows) == 4
+    assert opened.evaluate("document.querySelectorAll('svg.runtime-chart').length") == 0
+    said = texts(opened, ".cost-flow .no-portable")
+    assert len(said) == 4 and all(s.startswith("No portable run in these reports") for s in said)
+    assert all(bars(opened, flow, "share-chart") for flow in flows)  # the shares still drawn
+
+
+def test_a_case_without_a_portable_counterpart_is_named_not_plotted(browser, tmp_path):
+    report = json.loads((DATA / "pipeline.json").read_text(encoding="utf-8"))
+    gone = "test/data/reports/src/pipeline_cases.py::test_cumsum[portable]"
+    report["tests"] = [t for t in report["tests"] if t["nodeid"] != gone]
+    source = tmp_path / "pipeline.json"
+    source.write_text(json.dumps(report), encoding="utf-8")
+    path = tmp_path / "index.html"
+    assert summary.main([str(source), "--page", str(path)]) == 0
+    costs = page.read_page(path.read_text(encoding="utf-8"))["core"]["costs"]
+    opened = browser.new_page()
+    opened.open(path)
+    draw_cost_charts(opened)
+    xnnpack = next(f for f, _, _ in costs["runtime"]
+                   if opened.evaluate(f"document.querySelector('.cost-flow[data-flow=\"{f}\"] h3')"
+                                      f".textContent").startswith("xnnpack "))
+    note = opened.evaluate(f"document.querySelector('.cost-flow[data-flow=\"{xnnpack}\"] "
+                           f".unmatched').textContent")
+    assert note == ("1 timed case has no portable counterpart (not in the portable run, or "
+                    "measured differently) and is not plotted: test/data/reports/src/pipeline_cases.py::"
+                    "test_cumsum")
+    plotted = bars(opened, xnnpack, "runtime-chart")
+    cumsum = opened.evaluate(f"[...document.querySelectorAll('.cost-flow[data-flow=\"{xnnpack}\"] "
+                             f".unmatched a')].map(a => Number(a.dataset.result))")
+    assert len(cumsum) == 1 and cumsum[0] not in plotted and len(plotted) >= 3
+
+
+def test_history_draws_pass_rate_and_runtime_per_flow(tab, fixture_page_file):
+    history = page.read_page(fixture_page_file.read_text(encoding="utf-8"))["core"]["history"]
+    points = history["points"]
+    flows = list(dict.fromkeys(f for p in reversed(points) for f in p["flows"]))
+    assert tab.evaluate("[...document.querySelectorAll('#history tbody tr')]"
+                        ".map(r => r.dataset.flow)") == flows
+    for chart, key in (("trend-rate", "pass_rate"), ("trend-runtime", "median_runtime")):
+        drawn = tab.evaluate(f"[...document.querySelectorAll('#history tbody tr')].map(r => "
+                             f"r.querySelectorAll('svg.{chart} circle.point').length)")
+        assert drawn == [sum(1 for p in points if (p["flows"].get(f) or {}).get(key) is not None)
+                         for f in flows]
+        assert drawn[flows.index("portable")] == 2  # it ran in the baseline and in this run
+    # A point names its run and value.
+    assert texts(tab, "#history tr[data-flow='portable'] svg.trend-rate title") == [
+        f"{p['label']}: {100 * p['flows']['portable']['pass_rate']:.1f} %" for p in points]
+
+
+def test_the_changes_are_one_list_worst_first_each_opening_its_case(tab, merged):
+    changes = compare(merged, load(BASELINE))
+    kinds = texts(tab, "#review tbody tr td:first-child")
+    assert kinds[0] == "regression" and kinds[-1] == "fix"
+    assert tab.evaluate("[...document.querySelectorAll('#review tbody tr')]"
+                        ".map(r => r.classList.contains('worse'))") == [True, False]
+    assert texts(tab, "#review tbody tr td:nth-child(3)")[0] == changes.regressions[0].nodeid
+    tab.click("#review tbody tr a")
+    tab.wait_for("!document.getElementById('detail').hidden")
+    assert tab.evaluate("document.querySelector('#detail h2').textContent") == changes.regressions[0].nodeid

@@ -414,3 +414,110 @@ def test_sizes_parse(text, expected):
 def test_a_bad_size_is_refused():
     with pytest.raises(ValueError):
         parse_size("big")
+
+
+# ---------------------------------------------------------------- budget breaches
+
+BREACHED_BUDGETS = """
+[[budget]]
+flows = ["xnnpack"]
+case = "*::test_add_broadcast"
+max_pte_bytes = {half}
+reason = "half the program: every subtest breaks it twice over"
+
+[[budget]]
+flows = ["xnnpack_static_int8_per_tensor"]
+case = "*::test_add_same_shape"
+max_pte_bytes = {most}
+reason = "a little under the program"
+
+[[budget]]
+flows = ["xnnpack_static_int8_per_tensor"]
+case = "*::test_add_alpha"
+min_delegation_share = 0.5
+reason = "half of the graph delegated"
+"""
+
+
+def breached_report(tmp_path) -> Path:
+    """xnnpack-shard{1,2}.json's records judged by real budgets (flows/budgets.py `check`,
+    what the harness runs on every passing subtest), written back as a report."""
+    import json
+
+    from etsuite.backends.harness.contract.nodeids import case_id
+    from etsuite.backends.harness.contract.record import SubtestRecord
+    from etsuite.backends.harness.flows import budgets
+
+    reports = [json.loads((DATA / name).read_text(encoding="utf-8"))
+               for name in ("xnnpack-shard1.json", "xnnpack-shard2.json")]
+    sizes = {(t["nodeid"], r["subtest"]): r["pte_size"] for report in reports
+             for t in report["tests"] for r in t["metadata"]["subtests"]}
+    broadcast = sizes[("backends/suite/operators/test_add.py::test_add_broadcast[xnnpack]", 0)]
+    same = sizes[("backends/suite/operators/test_add.py::"
+                  "test_add_same_shape[xnnpack_static_int8_per_tensor]", 0)]
+    file = tmp_path / "budgets.toml"
+    file.write_text(BREACHED_BUDGETS.format(half=broadcast // 2, most=same - 100),
+                    encoding="utf-8")
+    limits = budgets.load(file, "budgets.toml")
+    report = reports[0]
+    report["tests"] += reports[1]["tests"]
+    for test in report["tests"]:
+        records = [SubtestRecord.from_dict(r) for r in test["metadata"]["subtests"]]
+        for record in records:
+            budgets.check(limits, record.flow, case_id(record.test_id, record.flow), [record], None)
+        test["metadata"]["subtests"] = [r.to_dict() for r in records]
+    path = tmp_path / "breached.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def section_of(text: str, heading: str) -> str:
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0].strip()
+
+
+def table_rows(text: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("|")][2:]
+
+
+def test_budget_breaches_have_a_table_per_flow_worst_first(tmp_path):
+    merged = merged_from(str(breached_report(tmp_path)))
+    breached = [(r.nodeid, x.subtest) for r in merged.results for x in r.records
+                if x.status is Status.FAIL_BUDGET]
+    assert len(breached) == 4  # broadcast's two subtests, same_shape, alpha (undelegated)
+    text = render(merged)
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert headings.index("## Budget breaches") < headings.index("## Failures")
+    section = section_of(text, "## Budget breaches")
+    assert section.startswith("4 breaches of the limits in `budgets.toml`")
+    tables = re.split(r"^### ", section, flags=re.M)[1:]
+    assert [t.splitlines()[0] for t in tables] == [
+        "xnnpack (xnnpack)", "xnnpack_static_int8_per_tensor (xnnpack)"]
+    xnnpack, int8 = (table_rows(t) for t in tables)
+    assert [(row[0], row[1], row[2], row[6]) for row in xnnpack] == [
+        ("`backends/suite/operators/test_add.py::test_add_broadcast[xnnpack]`", subtest,
+         "`max_pte_bytes`", "`budgets.toml:2`") for subtest in ("0", "1")]
+    for row in xnnpack:
+        measured, limit = (int(cell.removesuffix(" bytes")) for cell in row[3:5])
+        assert row[5] == f"{measured / limit:.2f}x" and measured / limit >= 2
+    # The undelegated alpha (share 0 under a floor of 0.5: infinitely under) before the
+    # same_shape program a little over its limit.
+    assert [(row[0].split("::")[1], row[2], row[3], row[4], row[5], row[6]) for row in int8] == [
+        ("test_add_alpha[xnnpack_static_int8_per_tensor]`", "`min_delegation_share`", "0.000",
+         "0.500", "∞", "`budgets.toml:14`"),
+        ("test_add_same_shape[xnnpack_static_int8_per_tensor]`", "`max_pte_bytes`",
+         int8[1][3], int8[1][4], int8[1][5], "`budgets.toml:8`")]
+    measured, limit = (int(cell.removesuffix(" bytes")) for cell in int8[1][3:5])
+    assert measured - limit == 100 and int8[1][5] == f"{measured / limit:.2f}x"
+
+
+def test_budget_breaches_are_cut_to_the_size_budget_like_any_section(tmp_path):
+    sections = markdown.build(merged_from(str(breached_report(tmp_path))))
+    breaches = [s for s in sections if s.unit == "breaches"]
+    assert [len(s.items) for s in breaches] == [2, 2] and all(s.cuttable for s in breaches)
+    text, cut = fit(sections, size(assemble(sections)) - 200, "summary.full.md")
+    assert cut and "_Cut to fit the size budget:" in text
+
+
+def test_no_breach_no_section():
+    assert "## Budget breaches" not in render(merged_from("test/data/reports"))

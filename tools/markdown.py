@@ -1,7 +1,8 @@
 """The markdown summary: sections in the order a backend author reads them (totals,
 per-flow table, changes since the baseline, support matrix, failure breakdown, the
-cases declared non-strict, the failures with their repro commands, the passes close to
-their bound, slow tests, delegation and numerical quality), tables by tabulate.
+cases declared non-strict, the budget breaches, the failures with their repro commands,
+the passes close to their bound, slow tests, delegation and numerical quality), tables
+by tabulate.
 
 Everything here formats; the numbers come from `tally` and `baseline_diff`. Output is
 deterministic (no clock, sorted where order is not meaningful) so it can be checked
@@ -16,10 +17,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from etsuite.backends.harness.contract.costs import shown_limit
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error, where_it_breaks
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import classify, drift, tally
+from etsuite.tools import case_costs, classify, drift, tally
 from etsuite.tools.backend_notes import backend_notes
 from etsuite.tools.baseline_diff import Changes
 from etsuite.tools.budget import Section
@@ -491,6 +493,41 @@ def non_strict_outcome(declared: tally.Declared) -> str:
     return str(status)
 
 
+def budget_breach_sections(merged: Merged, order) -> list[Section]:
+    """The `fail_budget` subtests, one table per flow, the worst breach (measured/limit)
+    first: which limit of `budgets.toml` each broke, by how much, and the entry to raise
+    or the regression to fix. Absent when nothing broke a budget."""
+    found = case_costs.breaches(merged, order)
+    if not found:
+        return []
+    count = sum(len(rows) for rows in found.values())
+    intro = (f"{plural(count, 'breach', 'breaches')} of the limits in `budgets.toml` by "
+             "subtests whose outputs were correct (each is a `fail_budget`): the measured "
+             "value, the limit and the entry that sets it. Times over: measured / limit "
+             "(for `min_delegation_share`, limit / measured).\n")
+    sections = [Section(heading="## Budget breaches\n", intro=intro, cuttable=False)]
+
+    def render(items):
+        return table(["test", "subtest", "limit", "measured", "limit value", "times over",
+                      "entry"], [
+            [code(b.result.nodeid), b.record.subtest, code(b.limit) if b.limit else "–",
+             _limit_figure(b.limit, b.measured), _limit_figure(b.limit, b.value),
+             _factor(b.overshoot) if b.overshoot is not None else "–",
+             code(b.source) if b.source else shorten(message_line(b.record.error),
+                                                     ERROR_IN_TABLE)]
+            for b in items])
+
+    for (backend, flow), rows in found.items():
+        sections.append(Section(heading=f"### {flow_label(flow)} ({backend or NO_BACKEND})\n",
+                                items=rows, render_items=render, unit="breaches"))
+    return sections
+
+
+def _limit_figure(limit: str | None, value: float | None) -> str:
+    """A measured value or a limit in its limit's unit, as the breach's error says it."""
+    return "–" if limit is None or value is None else shown_limit(limit, value)
+
+
 def failures_section(failing, link_from: str = ".", places: tally.Places | None = None
                      ) -> Section:
     def render(items):
@@ -896,6 +933,7 @@ def build(merged: Merged, changes: Changes | None = None, options: Options | Non
     sections += where_section(places)
     sections += flaky_section(failing)
     sections += non_strict_section(merged, order)
+    sections += budget_breach_sections(merged, order)
     sections.append(failures_section(failing, options.link_from, places))
     sections += borderline_section(merged, order)
     sections += stateful_section(merged, order)

@@ -336,6 +336,121 @@
     });
   }
 
+  // ------------------------------------------------------------ cost charts
+  // Per flow, two sorted column charts drawn as inline SVG: each case's delegated share,
+  // lowest first, and its time per call over the portable flow's, slowest first. Every
+  // bar names its case and figures on hover and opens its record on a click.
+  const CHART = { width: 560, height: 120, left: 44, right: 8, top: 8, bottom: 18, maxBar: 24 };
+
+  function chartFrame(count) {
+    const inner = CHART.width - CHART.left - CHART.right;
+    const step = count ? Math.min(CHART.maxBar, inner / count) : 0;
+    return { step, bar: Math.max(step * 0.8, 0.5), plot: CHART.height - CHART.top - CHART.bottom };
+  }
+
+  function gridLine(y, label) {
+    return `<line class="axis" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}"/>` +
+      `<text class="tick" x="${CHART.left - 4}" y="${(y + 4).toFixed(1)}" text-anchor="end">${esc(label)}</text>`;
+  }
+
+  function svgChart(cls, label, body) {
+    return `<svg class="chart ${cls}" width="${CHART.width}" height="${CHART.height}" viewBox="0 0 ${CHART.width} ${CHART.height}" ` +
+      `role="img" aria-label="${esc(label)}">${body}</svg>`;
+  }
+
+  function shareChart(rows) {
+    const { step, bar, plot } = chartFrame(rows.length);
+    const y = (share) => CHART.top + plot * (1 - share);
+    const bars = rows.map(([ri, share], k) => {
+      const height = Math.max(plot * share, 2);  // a share of 0 still shows, as a red line
+      const color = share < 0.5 ? (share === 0 ? "#d92d20" : "#f79009") : "#1f8a4c";
+      return `<rect class="bar" data-result="${ri}" x="${(CHART.left + k * step).toFixed(2)}" y="${(y(0) - height).toFixed(2)}" ` +
+        `width="${bar.toFixed(2)}" height="${height.toFixed(2)}" fill="${color}"><title>${esc(D.cases[G.case[ri]])}: ` +
+        `${percent(share)} of its computing nodes delegated</title></rect>`;
+    });
+    const under = rows.filter(([, share]) => share < 0.5).length;
+    return svgChart("share-chart", "delegated share per case, lowest first",
+      gridLine(y(1), "100 %") + gridLine(y(0.5), "50 %") + gridLine(y(0), "0 %") + bars.join("") +
+      `<text class="tick" x="${CHART.left}" y="${CHART.height - 4}">${rows.length} case${rows.length === 1 ? "" : "s"}, ` +
+      `${under} under half delegated</text>`);
+  }
+
+  // Ratios on a log scale, from 1/RANGE to RANGE times portable's time; beyond, clamped.
+  const RANGE = 16;
+  function runtimeChart(rows) {
+    const { step, bar, plot } = chartFrame(rows.length);
+    const y = (ratio) => {
+      const clamped = Math.min(Math.max(ratio, 1 / RANGE), RANGE);
+      return CHART.top + plot * (1 - (Math.log2(clamped) + Math.log2(RANGE)) / (2 * Math.log2(RANGE)));
+    };
+    const one = y(1);
+    const bars = rows.map(([ri, said, secondsHere, secondsPortable, basis], k) => {
+      const ratio = typeof said === "number" ? said : RANGE;  // "inf": portable took no measurable time
+      const top = Math.min(y(ratio), one), height = Math.max(Math.abs(y(ratio) - one), 2);
+      const color = ratio > 1 ? "#d92d20" : ratio < 1 ? "#1f8a4c" : "#98a2b3";  // grey: as fast
+      return `<rect class="bar" data-result="${ri}" x="${(CHART.left + k * step).toFixed(2)}" y="${(ratio > 1 ? top : one - 1).toFixed(2)}" ` +
+        `width="${bar.toFixed(2)}" height="${height.toFixed(2)}" fill="${color}" opacity="${basis === "one call" ? 0.6 : 1}">` +
+        `<title>${esc(D.cases[G.case[ri]])}: ${typeof said === "number" ? said.toFixed(2) : esc(said)}x portable's time per call ` +
+        `(${(secondsHere * 1e3).toFixed(3)} ms vs ${(secondsPortable * 1e3).toFixed(3)} ms, ${esc(basis)})</title></rect>`;
+    });
+    const slower = rows.filter(([, said]) => typeof said !== "number" || said > 1).length;
+    return svgChart("runtime-chart", "time per call relative to portable, slowest first",
+      gridLine(y(RANGE), `${RANGE}x`) + gridLine(y(4), "4x") + gridLine(one, "1x") + gridLine(y(1 / 4), "1/4x") +
+      gridLine(y(1 / RANGE), `1/${RANGE}x`) + bars.join("") +
+      `<text class="tick" x="${CHART.left}" y="${CHART.height - 4}">${rows.length} case${rows.length === 1 ? "" : "s"}, ` +
+      `${slower} slower than portable</text>`);
+  }
+
+  function unmatchedNote(list) {
+    if (!list.length) return "";
+    const names = list.map((ri) => `<a href="#detail" class="mono" data-result="${ri}">${esc(D.cases[G.case[ri]])}</a>`).join(", ");
+    const said = `${list.length} timed case${list.length === 1 ? " has" : "s have"} no portable counterpart ` +
+      `(not in the portable run, or measured differently) and ${list.length === 1 ? "is" : "are"} not plotted`;
+    return `<p class="note unmatched">${said}: ${list.length > WHERE_OPEN ? `<details><summary>show them</summary>${names}</details>` : names}</p>`;
+  }
+
+  function drawCosts() {
+    const C = D.costs;
+    if (!C) return;
+    $("costs-section").hidden = false;
+    const shares = new Map(C.shares.map(([f, rows]) => [f, rows]));
+    const runtime = new Map(C.runtime.map(([f, rows, unmatched]) => [f, [rows, unmatched]]));
+    const flows = [...new Set([...shares.keys(), ...C.timed_flows])].sort((a, b) => a - b);
+    const noPortable = `<p class="note no-portable">No portable run in these reports: there is nothing to ` +
+      `compare this flow's time per call with. Merge a portable run of the same tests (<code>make test-portable</code>) to see it.</p>`;
+    const charts = (f) => {
+      const share = shares.has(f) ? shareChart(shares.get(f)) :
+        `<p class="note">${D.flows[f].delegates === false ? "Portable kernels only: nothing to delegate." : "No case was lowered."}</p>`;
+      let time;
+      if (!C.portable) time = noPortable;
+      else if (!runtime.has(f)) time = `<p class="note">No call of this flow was timed.</p>`;
+      else {
+        const [rows, unmatched] = runtime.get(f);
+        time = (rows.length ? runtimeChart(rows) : `<p class="note">No case has a portable counterpart.</p>`) + unmatchedNote(unmatched);
+      }
+      return `<figure><figcaption>Delegated share per case</figcaption>${share}</figure>` +
+        `<figure><figcaption>Time per call beside portable</figcaption>${time}</figure>`;
+    };
+    // A flow's charts are drawn when they come near the view: at 40,000 tests and twenty
+    // flows they are tens of thousands of bars the first screen does not need.
+    $("costs").innerHTML = flows.map((f) => `<div class="cost-flow" data-flow="${f}"><h3>${esc(flowName(f))} ` +
+      `<span class="note">(${esc(backendName(f))})</span></h3><div class="charts" style="min-height:${CHART.height + 20}px"></div></div>`).join("");
+    const draw = (box) => {
+      const target = box.querySelector(".charts");
+      if (!target.dataset.drawn) { target.dataset.drawn = "1"; target.innerHTML = charts(Number(box.dataset.flow)); }
+    };
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) if (entry.isIntersecting) { draw(entry.target); observer.unobserve(entry.target); }
+    }, { rootMargin: "400px" });
+    for (const box of $("costs").querySelectorAll(".cost-flow")) observer.observe(box);
+    $("costs").addEventListener("click", (event) => {
+      const found = event.target.closest("[data-result]");
+      if (!found) return;
+      event.preventDefault();
+      showDetail(Number(found.dataset.result));
+    });
+  }
+
   // ------------------------------------------------------------ history
   function drawHistory() {
     const H = D.history;
@@ -360,10 +475,15 @@
           `${c.delegated}${delta(c.delegated, before?.delegated)} / ${c.total}</td>`;
       });
       const backend = series.find(Boolean)?.backend ?? "";
-      return `<tr><td class="name">${esc(backend)}</td><td class="name">${esc(f || "(no flow)")}</td>${cells.join("")}<td>${spark(series)}</td></tr>`;
+      const rate = series.map((c) => (c ? c.pass_rate : null));
+      const runtime = series.map((c) => (c ? c.median_runtime : null));
+      return `<tr data-flow="${esc(f)}"><td class="name">${esc(backend)}</td><td class="name">${esc(f || "(no flow)")}</td>${cells.join("")}<td>${spark(series)}</td>` +
+        `<td>${trend("trend-rate", rate, points, 1, percent)}</td>` +
+        `<td>${trend("trend-runtime", runtime, points, null, (v) => `${(v * 1e3).toFixed(3)} ms`)}</td></tr>`;
     });
-    $("history").innerHTML = `<thead><tr><th class="name">backend</th><th class="name">flow</th>${head.join("")}<th>trend</th></tr></thead>` +
-      `<tbody>${body.join("")}</tbody>`;
+    $("history").innerHTML = `<thead><tr><th class="name">backend</th><th class="name">flow</th>${head.join("")}<th>trend</th>` +
+      `<th>pass rate</th><th>median time per call</th></tr></thead><tbody>${body.join("")}</tbody>`;
+    drawReview(H.changes);
     drawChanges(H.changes);
   }
 
@@ -376,6 +496,50 @@
     };
     return `<svg class="spark" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" aria-label="correct (light) and delegated (dark) over runs">` +
       line("passing", "#84caa0") + line("delegated", "#14532d") + "</svg>";
+  }
+
+  // One flow's values across the runs as a small line chart: a point per run that has one
+  // (hover: the run and the value), from 0 to `top` (null: the series' own highest).
+  function trend(cls, values, points, top, show) {
+    const w = 140, h = 32, known = values.filter((v) => v != null);
+    if (!known.length) return `<span class="zero">–</span>`;
+    const max = top ?? (Math.max(...known) * 1.1 || 1);
+    const x = (k) => (values.length === 1 ? w / 2 : 4 + (k * (w - 8)) / (values.length - 1));
+    const y = (v) => h - 3 - (v / max) * (h - 6);
+    const at = values.map((v, k) => (v == null ? null : [x(k), y(v), v, k])).filter(Boolean);
+    return `<svg class="trend ${cls}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img">` +
+      `<line class="axis" x1="0" x2="${w}" y1="${h - 3}" y2="${h - 3}"/>` +
+      `<polyline fill="none" stroke="#1849a9" stroke-width="1.5" points="${at.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(" ")}"/>` +
+      at.map(([px, py, v, k]) => `<circle class="point" r="2.5" fill="#1849a9" cx="${px.toFixed(1)}" cy="${py.toFixed(1)}">` +
+        `<title>${esc(points[k].label)}: ${esc(show(v))}</title></circle>`).join("") +
+      `</svg> <span class="note">${esc(show(known[known.length - 1]))}</span>`;
+  }
+
+  // The baseline comparison as one list a reviewer scans, worst first (page.py's
+  // REVIEW_ORDER); each row opens its case's record.
+  function drawReview(C) {
+    if (!C) return;
+    const factor = (x) => (x == null ? "" : typeof x !== "number" ? esc(x) : `${Math.max(x, 1 / x).toFixed(2)}x`);
+    const rows = C.review.map((r) => {
+      const name = r.result != null ? `<a href="#detail" class="mono" data-result="${r.result}">${esc(r.nodeid)}</a>` :
+        `<span class="mono">${esc(r.nodeid)}</span>`;
+      return `<tr class="${r.result != null ? "link" : ""} ${r.worse ? "worse" : ""}"${r.result != null ? ` data-result="${r.result}"` : ""}>` +
+        `<td class="name">${esc(r.kind)}</td><td class="name">${esc(r.metric)}</td><td class="name">${name}</td>` +
+        `<td>${r.subtest ?? ""}</td><td class="name">${esc(r.flow ?? "")}</td><td>${esc(r.was ?? "–")}</td>` +
+        `<td>${esc(r.now ?? "–")}</td><td>${factor(r.factor)}</td></tr>`;
+    });
+    $("review-wrap").innerHTML = `<h3>Since the baseline, worst first (${rows.length})</h3>` +
+      (rows.length ? `<p class="note">Status regressions and lost delegation first, then each subtest metric ` +
+        `that drifted past its noise floor, most times worse first; then other status changes, what got better, and fixes. ` +
+        `A click opens the case.</p><div class="table-wrap"><table id="review" class="numbers changes-list"><thead><tr>` +
+        ["change", "metric", "test", "subtest", "flow", "was", "now", "factor"].map((h) => `<th class="name">${h}</th>`).join("") +
+        `</tr></thead><tbody>${rows.join("")}</tbody></table></div>` : `<p class="note">Nothing changed beyond its threshold.</p>`);
+    $("review-wrap").addEventListener("click", (event) => {
+      const row = event.target.closest("[data-result]");
+      if (!row) return;
+      event.preventDefault();
+      showDetail(Number(row.dataset.result));
+    });
   }
 
   function drawChanges(C) {
@@ -706,6 +870,7 @@
   drawBorderline();
   drawNonStrict();
   drawCoreAten();
+  drawCosts();
   drawHistory();
   drawControls();
   wireGrid();

@@ -8,8 +8,9 @@ beside this file) are inlined, so the file opens from disk or from a CI artifact
 network. The browser renders the matrix lazily (only the rows in view); with the packing,
 a `make test-all` merge of 40,000 tests stays a light page (`page_scale.py` measures it).
 
-Every number comes from `tally` and `baseline_diff`, every status and record field from the
-contract: the page holds no list of its own. Only the look of each status is decided here.
+Every number comes from `tally`, `case_costs` and `baseline_diff`, every status and record
+field from the contract: the page holds no list of its own. Only the look of each status is
+decided here.
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ import gzip
 import json
 import math
 import re
+import statistics
 import time
 from dataclasses import dataclass
 from importlib import resources
 
+from etsuite.backends.harness.contract.costs import time_per_call
 from etsuite.backends.harness.contract.facts import FlowFacts
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, STAGES, Status
-from etsuite.tools import tally
+from etsuite.tools import case_costs, drift, tally
 from etsuite.tools.backend_notes import BackendNote, backend_notes
 from etsuite.tools.baseline_diff import Change, Changes
 from etsuite.tools.formatting import in_words
@@ -133,6 +136,7 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "non_strict": _non_strict(merged, order),
         "where": _where(merged, order, flow_index),
         "core_aten": _core_aten(merged, order, flow_index),
+        "costs": _costs(merged, order, flow_index),
     }
     return {"core": core, "details": [d.data() for d in details]}
 
@@ -251,6 +255,33 @@ def _core_aten(merged: Merged, order, flow_index) -> dict | None:
                        row.only_in_models, row.uncovered] for row in rows]}
 
 
+def _costs(merged: Merged, order, flow_index) -> dict | None:
+    """The cost charts per flow (`case_costs`): "shares", [flow, [[result, delegated
+    share], ...] lowest first]; "runtime", [flow, [[result, ratio to portable, seconds,
+    portable seconds, basis], ...] slowest first, [results without a portable
+    counterpart]]; "portable": whether a portable run was timed (without one the page
+    says so instead of a runtime chart); "timed_flows": the flows other than portable
+    with a timed call (each gets that message or its chart). None when no case was
+    lowered or timed."""
+    index = _result_index(merged)
+    shares = case_costs.shares(merged, order)
+    runtimes = case_costs.runtimes(merged, order)
+    portable = case_costs.has_portable_run(merged)
+    timed_flows = sorted({flow_index[tally.flow_key(r)] for r in merged.results
+                          if r.flow not in (None, case_costs.PORTABLE)
+                          and any(time_per_call(x) for x in r.records)})
+    if not shares and not timed_flows:
+        return None
+    return {"portable": portable,
+            "timed_flows": timed_flows,
+            "shares": [[flow_index[key], [[index[id(r)], round(s, 4)] for r, s in rows]]
+                       for key, rows in shares.items()],
+            "runtime": [[flow_index[row.key],
+                         [[index[id(x.result)], _plain(round(x.ratio, 4)), round(x.seconds, 7),
+                           round(x.portable_seconds, 7), x.basis] for x in row.relative],
+                         [index[id(r)] for r in row.unmatched]] for row in runtimes]}
+
+
 def _non_strict(merged: Merged, order) -> list:
     """The tests of non-strict declared cases: [result, entry, observed status] each."""
     index = _result_index(merged)
@@ -364,15 +395,71 @@ def started(merged: Merged) -> float | None:
 def _point(label: str, merged: Merged) -> dict:
     order = tally.flow_order(merged)
     flows = {}
+    runtimes = _median_runtimes(merged)
     for row in tally.flow_rows(merged, order):
         flows[row.flow or ""] = {"backend": row.backend, "total": row.total,
                                  "passing": row.passing, "delegated": row.delegated_passing,
-                                 "failing": row.failing}
+                                 "failing": row.failing, "pass_rate": row.pass_rate,
+                                 "median_runtime": runtimes.get(row.flow)}
     versions = sorted({(run.version("torch"), run.version("executorch")) for run in merged.runs},
                       key=str)
     return {"label": label, "started": _when(started(merged)),
             "versions": [{"torch": t, "executorch": e} for t, e in versions],
             "runs": [run.path for run in merged.runs], "flows": flows}
+
+
+def _median_runtimes(merged: Merged) -> dict[str | None, float]:
+    """Per flow, the median time per call of its timed subtests (`contract/costs.py`)."""
+    found: dict[str | None, list[float]] = {}
+    for result in merged.results:
+        for record in result.records:
+            call = time_per_call(record)
+            if call is not None:
+                found.setdefault(result.flow, []).append(call.seconds)
+    return {flow: statistics.median(seconds) for flow, seconds in found.items()}
+
+
+# What the reviewer's list of changes shows first: status regressions, lost delegation,
+# then the metric drift in its own order (drift.BUCKETS, worst first), then the other
+# status changes, what got better, and the fixes. The first group reads as worse.
+REVIEW_WORSE = ("regression", "lost delegation",
+                *(b for b in drift.BUCKETS if b in drift.WORSE_BUCKETS))
+REVIEW_ORDER = (*REVIEW_WORSE, "other status change",
+                *(b for b in drift.BUCKETS if b not in drift.WORSE_BUCKETS), "fix")
+
+
+def _review(changes: Changes, index: dict[int, int]) -> list[dict]:
+    """The baseline comparison as one list, worst first: each test's status change and
+    each subtest metric that drifted, with what it was and is, how many times worse or
+    better, whether it is a loss, and the cell it opens (None: the test is not in this
+    run). A subtest's own status crossing is left out where its test's regression or
+    fix already says it."""
+    rows = []
+
+    def add(kind, nodeid, flow, metric, subtest, was, now, factor, result):
+        rows.append({"kind": kind, "worse": kind in REVIEW_WORSE, "nodeid": nodeid,
+                     "flow": flow, "metric": metric, "subtest": subtest, "was": was, "now": now,
+                     "factor": None if factor is None else _plain(factor),
+                     "result": index.get(id(result)) if result is not None else None})
+
+    def status(result: TestResult | None) -> str | None:
+        return result.status.value if result is not None else None
+
+    for kind, found in (("regression", changes.regressions), ("fix", changes.fixes),
+                        ("lost delegation", changes.lost_delegation),
+                        ("other status change", changes.other)):
+        for change in found:
+            add(kind, change.nodeid, change.flow, drift.STATUS, None, status(change.was),
+                status(change.now), None, change.now)
+    said = {c.nodeid for c in (*changes.regressions, *changes.fixes)}
+    for moved in changes.drift:
+        if moved.metric == drift.STATUS and moved.result.nodeid in said:
+            continue
+        add(moved.bucket, moved.result.nodeid, moved.result.flow, moved.metric,
+            moved.subtest, moved.was, moved.now, moved.factor, moved.result)
+    rank = {kind: position for position, kind in enumerate(REVIEW_ORDER)}
+    # Stable: within a kind, drift keeps its order (by factor), status changes by node id.
+    return sorted(rows, key=lambda row: rank[row["kind"]])
 
 
 def _change(change: Change, index: dict[int, int]) -> dict:
@@ -396,7 +483,8 @@ def _history(merged: Merged, changes: Changes | None, history: list[HistoryPoint
         index = _result_index(merged)
         diff = {"against": [run.path for run in changes.baseline.runs],
                 **{name: [_change(c, index) for c in getattr(changes, name)]
-                   for name in ("regressions", "lost_delegation", "fixes", "other", "new", "removed")}}
+                   for name in ("regressions", "lost_delegation", "fixes", "other", "new", "removed")},
+                "review": _review(changes, index)}
     return {"points": points, "changes": diff}
 
 

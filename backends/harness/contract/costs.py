@@ -25,6 +25,22 @@ def planned_bytes(record: SubtestRecord) -> int | None:
     return sum(sum(sizes) for sizes in planned.values()) if planned else None
 
 
+# The limits a budget may set (`budgets.toml`, flows/budgets.py), by the names the file and
+# a record's `budget_breaches` give them: a share is a floor, the others are ceilings.
+SHARE_LIMIT, PTE_LIMIT, PLANNED_LIMIT, TIME_LIMIT = (
+    "min_delegation_share", "max_pte_bytes", "max_planned_bytes", "max_ms_per_call")
+
+
+def shown_limit(limit: str, value: float) -> str:
+    """A measured cost or a limit in its limit's unit, as a breach's error and the
+    summary's breaches say it: a share to 3 places, a time in ms, sizes in bytes."""
+    if limit == SHARE_LIMIT:
+        return f"{value:.3f}"
+    if limit == TIME_LIMIT:
+        return f"{value:.3f} ms"
+    return f"{int(value)} bytes"
+
+
 # How far one in-process call, timed once, moves between identical runs on a shared
 # 2-core host (up to 0.3 ms, 3x; docs/measurements.md, 2026-12-06), rounded up: a change
 # or a margin smaller than this is noise.

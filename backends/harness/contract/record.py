@@ -263,6 +263,10 @@ class SubtestRecord(Findings, Subtest):
     # thread's Python stack, the extension modules loaded), trimmed; kept here rather
     # than printed on the console.
     crash_dump: str | None = None
+    # A fail_budget's breaches, one per limit it broke (flows/budgets.py): [{limit (e.g.
+    # "max_pte_bytes"), measured, value (the limit), source ("budgets.toml:12")}], the
+    # figures the error states, kept as data so a summary can rank them; None otherwise.
+    budget_breaches: list | None = None
 
     def __post_init__(self):
         """A status, outputs and rerun given as their JSON values (a record read back by

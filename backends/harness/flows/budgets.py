@@ -32,7 +32,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from etsuite.backends.harness.contract.costs import delegated_share, planned_bytes, time_per_call
+from etsuite.backends.harness.contract.costs import (
+    PLANNED_LIMIT,
+    PTE_LIMIT,
+    SHARE_LIMIT,
+    TIME_LIMIT,
+    delegated_share,
+    planned_bytes,
+    shown_limit,
+    time_per_call,
+)
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.expectations import (
@@ -45,8 +54,7 @@ from etsuite.backends.harness.flows.expectations import (
 
 FILE_NAME = "budgets.toml"
 KIND = "budget"
-SHARE, PTE, PLANNED, TIME = ("min_delegation_share", "max_pte_bytes", "max_planned_bytes",
-                             "max_ms_per_call")
+SHARE, PTE, PLANNED, TIME = SHARE_LIMIT, PTE_LIMIT, PLANNED_LIMIT, TIME_LIMIT
 LIMITS = (SHARE, PTE, PLANNED, TIME)
 
 
@@ -76,18 +84,14 @@ class Breach:
     value: float        # the limit
     source: str
 
+    def to_dict(self) -> dict:
+        return {"limit": self.limit, "measured": self.measured, "value": self.value,
+                "source": self.source}
+
     @property
     def message(self) -> str:
-        return (f"budget {self.limit}: measured {_shown(self.limit, self.measured)}, "
-                f"limit {_shown(self.limit, self.value)} ({self.source})")
-
-
-def _shown(limit: str, value: float) -> str:
-    if limit == SHARE:
-        return f"{value:.3f}"
-    if limit == TIME:
-        return f"{value:.3f} ms"
-    return f"{int(value)} bytes"
+        return (f"budget {self.limit}: measured {shown_limit(self.limit, self.measured)}, "
+                f"limit {shown_limit(self.limit, self.value)} ({self.source})")
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,7 @@ def check(budgets: Budgets, flow: str, case: str, records: list[SubtestRecord],
         if found:
             record.status, record.stage = Status.FAIL_BUDGET, "budget"
             record.error = "; ".join(b.message for b in found)
+            record.budget_breaches = [b.to_dict() for b in found]
 
 
 def load(path: Path, display: str | None = None) -> Budgets:

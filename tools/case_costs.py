@@ -1,0 +1,165 @@
+"""What each case costs in each flow, read from its records the one way drift and
+budgets read them (`contract/costs.py`): the page's charts of the delegated share per
+case and of the time per call beside the portable flow's, and the summary's list of
+budget breaches.
+
+A status says whether a case works; these say where it runs and what it costs, case by
+case, so a reader sees which cases a backend leaves to portable kernels, which run slower
+than portable, and which broke a written limit. Computed here, formatted elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from etsuite.backends.harness.contract.costs import SHARE_LIMIT, delegated_share, time_per_call
+from etsuite.backends.harness.contract.nodeids import case_id
+from etsuite.backends.harness.contract.record import SubtestRecord
+from etsuite.backends.harness.contract.statuses import Status
+from etsuite.tools import tally
+from etsuite.tools.loading import Merged, TestResult
+
+PORTABLE = "portable"   # the flow every other flow's time per call is compared with
+
+
+# ---------------------------------------------------------------- delegated share
+
+def case_share(result: TestResult) -> float | None:
+    """The lowest delegated share over the test's subtests (the part of the case that
+    runs most on portable kernels); None when no subtest was lowered."""
+    found = [share for share in map(delegated_share, result.records) if share is not None]
+    return min(found) if found else None
+
+
+def shares(merged: Merged, order) -> dict[tally.FlowKey, list[tuple[TestResult, float]]]:
+    """Per flow that delegates, its lowered cases with their share, lowest first (then by
+    node id): the cases a backend leaves to portable kernels lead."""
+    portable_only = tally.non_delegating(merged)
+    found: dict[tally.FlowKey, list[tuple[TestResult, float]]] = {
+        key: [] for key in order if key[1] is not None and key[1] not in portable_only}
+    for result in merged.results:
+        share = case_share(result)
+        if share is not None and tally.flow_key(result) in found:
+            found[tally.flow_key(result)].append((result, share))
+    return {key: sorted(rows, key=lambda row: (row[1], row[0].nodeid))
+            for key, rows in found.items() if rows}
+
+
+# ---------------------------------------------------------------- runtime beside portable
+
+@dataclass(frozen=True)
+class Relative:
+    """One test's time per call beside the portable flow's for the same case, summed over
+    the subtests measured the same way on both."""
+
+    result: TestResult
+    seconds: float
+    portable_seconds: float
+    basis: str            # how both were measured ("one call", "calls of <runtime>")
+
+    @property
+    def ratio(self) -> float:
+        """Times slower than portable (below 1: faster)."""
+        return self.seconds / self.portable_seconds if self.portable_seconds else math.inf
+
+
+@dataclass
+class FlowRuntime:
+    """One flow's cases with a portable counterpart (slowest relative to portable first)
+    and its timed cases without one: not in the portable run, or measured differently."""
+
+    key: tally.FlowKey
+    relative: list[Relative]
+    unmatched: list[TestResult]
+
+
+def _timed(result: TestResult) -> dict[int, tuple[float, str]]:
+    """{subtest: (seconds per call, basis)} of the subtests whose call was timed."""
+    found = {}
+    for record in result.records:
+        call = time_per_call(record)
+        if call is not None:
+            found[record.subtest] = (call.seconds, call.basis)
+    return found
+
+
+def has_portable_run(merged: Merged) -> bool:
+    """Whether any portable subtest's call was timed: the reference the runtime charts need."""
+    return any(_timed(r) for r in merged.results if r.flow == PORTABLE)
+
+
+def runtimes(merged: Merged, order) -> list[FlowRuntime]:
+    """Per flow other than portable with a timed case: each case's time per call relative
+    to the portable run of the same case (same node id but the flow, same subtest index,
+    measured the same way). Empty when no portable run was timed."""
+    if not has_portable_run(merged):
+        return []
+    portable = {case_id(r.nodeid, r.flow): _timed(r) for r in merged.results
+                if r.flow == PORTABLE}
+    rows: dict[tally.FlowKey, FlowRuntime] = {}
+    for result in merged.results:
+        timed = _timed(result)
+        if result.flow in (None, PORTABLE) or not timed:
+            continue
+        key = tally.flow_key(result)
+        row = rows.setdefault(key, FlowRuntime(key, [], []))
+        reference = portable.get(case_id(result.nodeid, result.flow), {})
+        matched = [(seconds, reference[subtest][0], basis)
+                   for subtest, (seconds, basis) in sorted(timed.items())
+                   if subtest in reference and reference[subtest][1] == basis]
+        if not matched:
+            row.unmatched.append(result)
+            continue
+        row.relative.append(Relative(result, sum(m[0] for m in matched),
+                                     sum(m[1] for m in matched), matched[0][2]))
+    rank = {key: index for index, key in enumerate(order)}
+    for row in rows.values():
+        row.relative.sort(key=lambda r: (-r.ratio, r.result.nodeid))
+        row.unmatched.sort(key=lambda r: r.nodeid)
+    return sorted(rows.values(), key=lambda row: rank.get(row.key, len(rank)))
+
+
+# ---------------------------------------------------------------- budget breaches
+
+@dataclass(frozen=True)
+class Breach:
+    """One limit one subtest broke, as its record says (`budget_breaches`)."""
+
+    result: TestResult
+    record: SubtestRecord
+    limit: str | None          # None: a record written before breaches were kept apart
+    measured: float | None
+    value: float | None        # the limit
+    source: str | None         # its entry, "path:line"
+
+    @property
+    def overshoot(self) -> float | None:
+        """How many times over its limit (a share: how many times under its floor)."""
+        if self.measured is None or self.value is None:
+            return None
+        over, under = (self.value, self.measured) if self.limit == SHARE_LIMIT else \
+            (self.measured, self.value)
+        return over / under if under else math.inf
+
+
+def breaches(merged: Merged, order) -> dict[tally.FlowKey, list[Breach]]:
+    """Per flow, every breach of its `fail_budget` subtests, worst (measured/limit) first;
+    a breach without figures (an older record) last, its error says what it was."""
+    found: dict[tally.FlowKey, list[Breach]] = {}
+    for result in merged.results:
+        for record in result.records:
+            if record.status is not Status.FAIL_BUDGET:
+                continue
+            listed = found.setdefault(tally.flow_key(result), [])
+            said = record.budget_breaches or [{}]
+            listed.extend(Breach(result, record, b.get("limit"), b.get("measured"),
+                                 b.get("value"), b.get("source")) for b in said)
+    rank = {key: index for index, key in enumerate(order)}
+
+    def worst_first(breach: Breach) -> tuple:
+        over = breach.overshoot
+        return (over is None, -(over or 0.0), breach.result.nodeid, breach.record.subtest)
+
+    return {key: sorted(found[key], key=worst_first)
+            for key in sorted(found, key=lambda k: rank.get(k, len(rank)))}
