@@ -254,6 +254,10 @@ def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):
     hung = localize.contained(lambda: time.sleep(30) or {}, 0.1)
     assert time.monotonic() - started < 5
     assert hung["reason"] == "not localized: budget of 0.1 s spent (stopped)"
+    assert hung["method"] == localize.METHOD
+    # The record names what was stopped: a stage bisection is not an intermediates pass.
+    stopped = localize.contained(lambda: time.sleep(30) or {}, 0.1, method="bisection")
+    assert stopped["method"] == "bisection" and stopped["localized"] is False
 
 
 class SignedRemainder(torch.nn.Module):

@@ -345,7 +345,7 @@ def _repro(repro: Callable[..., dict], node, exported, inputs: tuple, deadline: 
 
 
 def _not_localized(why: str, started: float, attempts: int) -> dict:
-    found = localize.not_localized(why, started)
-    found.update(method=METHOD, attempts=attempts)
+    found = localize.not_localized(why, started, method=METHOD)
+    found.update(attempts=attempts)
     found.pop("compared", None)
     return found

@@ -259,8 +259,8 @@ def _is_qdq(node) -> bool:
     return _namespace(node) in UNJUDGED_NAMESPACES
 
 
-def not_localized(why: str, started: float, compared: int = 0) -> dict:
-    return {"method": METHOD, "localized": False, "reason": f"not localized: {why}",
+def not_localized(why: str, started: float, compared: int = 0, method: str = METHOD) -> dict:
+    return {"method": method, "localized": False, "reason": f"not localized: {why}",
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
 
 
@@ -271,10 +271,11 @@ GRACE_SECONDS = 5.0
 _INSIDE = False
 
 
-def contained(work: Callable[[], dict], budget: float) -> dict:
+def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> dict:
     """`work()` in a forked child, its answer back as JSON: a crash (a signal) or no answer
-    within the budget and a grace is "not localized", never the test's own crash. The
-    outermost child leads a process group: killed, it takes the attempts it forked along."""
+    within the budget and a grace is "not localized" by `method` (what `work` was doing),
+    never the test's own crash. The outermost child leads a process group: killed, it
+    takes the attempts it forked along."""
     global _INSIDE
     started = time.monotonic()
     read_end, write_end = os.pipe()
@@ -289,7 +290,7 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
             answer = json.dumps(work(), default=str).encode()
         except BaseException as error:  # noqa: BLE001 - the child must exit either way
             answer = json.dumps(not_localized(f"{type(error).__name__}: {error}",
-                                              started)).encode()
+                                              started, method=method)).encode()
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(answer)
         os._exit(0)
@@ -311,7 +312,8 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
                 else:
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return not_localized(f"budget of {budget:g} s spent (stopped)", started)
+                return not_localized(f"budget of {budget:g} s spent (stopped)", started,
+                                     method=method)
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
                 break
@@ -319,11 +321,12 @@ def contained(work: Callable[[], dict], budget: float) -> dict:
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         name = signal.Signals(os.WTERMSIG(status)).name
-        return not_localized(f"the localization run was killed by {name}", started)
+        return not_localized(f"the localization run was killed by {name}", started,
+                             method=method)
     try:
         return json.loads(b"".join(chunks))
     except ValueError:
-        return not_localized("the localization run gave no answer", started)
+        return not_localized("the localization run gave no answer", started, method=method)
 
 
 SPLIT = "one node per delegate call"

@@ -483,7 +483,8 @@ class OneCall(_SingleMethod):
         inputs = tuple(pytree.tree_leaves(self.inputs))
         alone = _alone(flow, status, stage, exported, inputs, self.repro_to)
         return localize.contained(lambda: bisection.localize_stage(
-            exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget)
+            exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget,
+            method=bisection.METHOD)
 
 
 def _localize_mismatch(exported, runtime, rules, budget: float, flow: Flow, inputs: list,
