@@ -195,7 +195,7 @@ def unusable_reason(opinfo, sample) -> str | None:
             lambda x: x.clone() if isinstance(x, torch.Tensor) else x, arguments))
     except Exception as error:  # noqa: BLE001 - an OpInfo's error-input samples raise
         return f"eager raises {type(error).__name__}"
-    if any(not torch.equal(b, t) for b, t in zip(before, tensors)):
+    if any(not torch.equal(b, t) for b, t in zip(before, tensors, strict=True)):
         return "mutates an input: the program's functional copy is compared with nothing"
     outputs = first if isinstance(first, tuple) else (first,)
     if not outputs or not all(isinstance(out, torch.Tensor) for out in outputs):
@@ -203,7 +203,7 @@ def unusable_reason(opinfo, sample) -> str | None:
     if any(out.is_complex() for out in outputs):
         return "complex output: ExecuTorch has no complex dtype"
     again = second if isinstance(second, tuple) else (second,)
-    if not all(_same(a, b) for a, b in zip(outputs, again)):
+    if not all(_same(a, b) for a, b in zip(outputs, again, strict=True)):
         return "two eager calls disagree (random or uninitialized output)"
     return None
 
@@ -237,7 +237,11 @@ def core_op_names() -> set[str]:
 def select_cases() -> tuple[dict[str, str], dict[str, str]]:
     """Every case with its description, and every OpInfo, dtype or sample left out with
     why: what the data file holds. Deterministic: torch is seeded per OpInfo and dtype."""
-    core = core_op_names()
+    with torch.random.fork_rng(devices=[]):  # seeds per OpInfo, leaves the caller's RNG
+        return _select_cases(core_op_names())
+
+
+def _select_cases(core: set[str]) -> tuple[dict[str, str], dict[str, str]]:
     cases: dict[str, str] = {}
     left_out: dict[str, str] = {}
     for name, opinfo in sorted(_op_db().items()):
@@ -291,7 +295,7 @@ def render(cases: dict[str, str], left_out: dict[str, str]) -> str:
         "# OpInfo samples for the core ATen ops. Written by `make generated-cases`; do not edit.",
         "",
         "[snapshot]",
-        f"torch = {quoted(torch.__version__)}",
+        f"torch = {quoted(torch.__version__.split('+')[0])}",
         f"dtypes = [{', '.join(quoted(d) for d in DTYPES)}]",
         f"samples_per_dtype = {SAMPLES_PER_DTYPE}",
         "",
