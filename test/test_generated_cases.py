@@ -58,7 +58,8 @@ def test_the_built_module_computes_the_op_on_the_sample():
 
 
 def test_a_sample_that_changed_under_the_case_id_is_refused(monkeypatch):
-    monkeypatch.setattr(opinfo_cases, "_descriptions", lambda: {"add-float32-10": "float32[7]"})
+    monkeypatch.setattr(opinfo_cases, "_descriptions",
+                        lambda: {"add-float32-10": "float32[5,5], float32[7], alpha=-3.125"})
     with pytest.raises(LookupError, match="regenerate"):
         build_case("add-float32-10")
 
@@ -82,3 +83,13 @@ def test_the_case_list_is_what_the_installed_opinfo_database_gives():
     cases, left_out = opinfo_cases.select_cases()
     assert opinfo_cases.render(cases, left_out) == opinfo_cases.DATA_FILE.read_text(), \
         "backends/suite/generated/opinfo_cases.toml is stale: run make generated-cases"
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_every_case_builds_at_any_seed(seed):
+    """A seed changes values, never which sample a case id names (build_case refuses a
+    sample whose tensors differ from the case file's line)."""
+    for case in load_case_ids():
+        torch.manual_seed(seed)
+        model, inputs = build_case(case)
+        assert inputs, case
