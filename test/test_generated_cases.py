@@ -15,6 +15,10 @@ from etsuite.backends.harness.fixture import seed_everything
 from etsuite.backends.suite.generated import opinfo_cases
 from etsuite.backends.suite.generated.opinfo_cases import CaseId, build_case, load_case_ids
 
+# Imported here, at collection, in the pytest process: the plugin forks each test, and a
+# child that imported OpInfo's database itself would pay its seconds once per test.
+opinfo_cases.warm()
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = "backends/suite/generated"
 TEST_CASE = f"{SUITE}/test_opinfo.py::test_opinfo"
