@@ -61,6 +61,13 @@ def test_the_built_module_computes_the_op_on_the_sample():
     assert torch.allclose(model(x, y), torch.add(x, y, alpha=-3.125))
 
 
+def test_a_none_argument_stays_an_argument():
+    """native_layer_norm's sample passes weight=None and bias=None: constants, not inputs."""
+    model, inputs = build_case("native_layer_norm-float32-19")
+    assert len(inputs) == 1
+    assert all(isinstance(out, torch.Tensor) for out in model(*inputs))
+
+
 def test_a_sample_that_changed_under_the_case_id_is_refused(monkeypatch):
     monkeypatch.setattr(opinfo_cases, "_descriptions",
                         lambda: {"add-float32-10": "float32[5,5], float32[7], alpha=-3.125"})

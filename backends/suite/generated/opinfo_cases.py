@@ -126,6 +126,10 @@ def _descriptions() -> dict[str, str]:
         return tomllib.load(handle)["cases"]
 
 
+# Marks where a forward input goes among the sample's arguments (None is an argument).
+_INPUT = object()
+
+
 class SampleModule(torch.nn.Module):
     """`op(sample.input, *sample.args, **sample.kwargs)` as a program: every tensor of
     the sample (tensor lists included) is a forward input, in pytree order; every other
@@ -136,7 +140,7 @@ class SampleModule(torch.nn.Module):
         super().__init__()
         self.op = op
         leaves, self.spec = pytree.tree_flatten(_call_arguments(sample))
-        self.constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self.constants = [_INPUT if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
 
     @staticmethod
     def inputs_of(sample) -> tuple[torch.Tensor, ...]:
@@ -149,7 +153,7 @@ class SampleModule(torch.nn.Module):
 
     def forward(self, *tensors):
         given = iter(tensors)
-        leaves = [next(given) if constant is None else constant for constant in self.constants]
+        leaves = [next(given) if constant is _INPUT else constant for constant in self.constants]
         first, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         out = self.op(first, *args, **kwargs)
         return tuple(out) if isinstance(out, (tuple, list)) else out
@@ -182,7 +186,9 @@ def _describe_value(value) -> str:
         return f"{str(value.dtype).removeprefix('torch.')}[{shape}]{layout}"
     if isinstance(value, (list, tuple)):
         inner = ", ".join(_describe_value(item) for item in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
     return repr(value)
 
 
