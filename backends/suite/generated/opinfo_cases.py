@@ -85,10 +85,9 @@ def warm() -> None:
     _descriptions()
 
 
-def load_case_ids(path: Path = DATA_FILE) -> list[str]:
+def load_case_ids() -> list[str]:
     """The case ids of the data file, in its order: what collection parametrizes."""
-    with open(path, "rb") as handle:
-        return list(tomllib.load(handle)["cases"])
+    return list(_descriptions())
 
 
 def samples(opinfo, dtype: str) -> list:
@@ -122,6 +121,7 @@ def build_case(case: str) -> tuple[torch.nn.Module, tuple]:
 
 @functools.cache
 def _descriptions() -> dict[str, str]:
+    """Each case id of the data file with its sample's description."""
     with open(DATA_FILE, "rb") as handle:
         return tomllib.load(handle)["cases"]
 
