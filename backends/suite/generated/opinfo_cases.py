@@ -164,9 +164,9 @@ def _call_arguments(sample) -> tuple:
 
 
 def describe(sample) -> str:
-    """The sample's structure in one line (`f32[5,5], f32[5], alpha=2`): tensors by dtype
-    and shape (`noncontiguous` when so), the rest by repr; values left out. Stored per case,
-    so a reader sees what a case is and a changed OpInfo is noticed."""
+    """The sample in one line (`float32[5,5], float32[5], alpha=2`): tensors by dtype and
+    shape (`noncontiguous` when so), other arguments by repr. Stored per case, so a reader
+    sees what a case is and a changed OpInfo is noticed."""
     first, args, kwargs = _call_arguments(sample)
     parts = [_describe_value(first)] + [_describe_value(a) for a in args]
     parts += [f"{key}={_describe_value(value)}" for key, value in kwargs.items()]
