@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations core-aten clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations core-aten generated-cases clean test-% sweep check-declared
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -65,6 +65,8 @@ help: ## list the targets
 	@echo "make core-aten [CORE_ATEN_FROM=reports/portable.json]"
 	@echo "                          rewrite the core ATen snapshot (backends/suite/core_aten.toml) from a"
 	@echo "                          portable run of the operator suite"
+	@echo "make generated-cases      rewrite the generated tier's case list (backends/suite/generated/"
+	@echo "                          opinfo_cases.toml) from the portable env's torch OpInfo database"
 	@echo "make clean                remove reports/, .tox/, .build/ and .tools/"
 	@echo "ARGS='...'                extra pytest arguments, e.g. ARGS='-k conv --flow xnnpack'"
 
@@ -233,6 +235,14 @@ update-durations: $(TOX)
 CORE_ATEN_FROM ?= reports/portable.json
 core-aten: $(TOX)
 	$(TOX) -e core-aten -- $(CORE_ATEN_FROM)
+
+# The generated tier's case list (backends/suite/generated/opinfo_cases.py): which OpInfo
+# samples of the core ATen ops are cases, and why the others are left out, from the torch
+# of the portable environment. Run it after a torch upgrade that test_generated_cases.py
+# says changed OpInfo.
+generated-cases: $(TOX)
+	$(TOX) -q -e portable --notest
+	.tox/portable/bin/python -m etsuite.backends.suite.generated.opinfo_cases
 
 clean:
 	rm -rf reports .tox .build $(TOOLS)

@@ -1,0 +1,1 @@
+"""The generated tier: operator cases built from PyTorch's OpInfo sample inputs."""
