@@ -153,6 +153,19 @@ def test_the_tally_counts_cases_per_flow(tmp_path):
     assert "aten.squeeze.dims" in xnnpack.uncovered and "aten.add.Tensor" not in xnnpack.uncovered
 
 
+def test_a_generated_case_covers_its_op_as_an_operator_test_does(tmp_path):
+    """The generated tier's OpInfo samples test one op each: an op only they hold is
+    covered, not "only in model tests"."""
+    tests = [("backends/suite/generated/test_opinfo.py::test_opinfo[portable-squeeze-float32-0]",
+              "generated", "portable", {}, {"aten.squeeze.dims": 1}),
+             ("backends/suite/models/test_m.py::test_m[portable]", "models", "portable", {},
+              {"aten.convolution.default": 1})]
+    merged = loading.load_all([str(_report(tmp_path / "run.json", CORE, tests))])
+    (row,) = tally.core_aten(merged, tally.flow_order(merged))
+    assert row.covered == ["aten.squeeze.dims"]
+    assert row.only_in_models == ["aten.convolution.default"]
+
+
 def test_the_summary_states_n_of_m_and_lists_the_uncovered(tmp_path):
     merged = _merged(tmp_path)
     text, _ = fit(markdown.build(merged), 10**9, None)

@@ -503,8 +503,9 @@ def total_coverage(results: list[TestResult]) -> Coverage:
 @dataclass
 class CoreAtenRow:
     """Per flow, which of the `total` core ATen overloads its lowered graphs held: per
-    overload, the operator test cases that held it, those of them where a delegate took
-    it, and the cases of other suites (models, examples, ...)."""
+    overload, the op-level test cases that held it (operators and generated suites),
+    those of them where a delegate took it, and the cases of other suites (models,
+    examples, ...)."""
 
     backend: str | None
     flow: str | None
@@ -550,7 +551,7 @@ def core_aten(merged: Merged, order: list[FlowKey]) -> list[CoreAtenRow]:
                 continue
             lowered.add(flow_key(result))
             held, delegated = core_aten_ops.ops_of_record(record, core)
-            operators = record.suite == core_aten_ops.OPERATORS_SUITE
+            operators = record.suite in core_aten_ops.OPERATOR_SUITES
             for op in held:
                 table = row.operator_cases if operators else row.other_cases
                 table.setdefault(op, set()).add(record.test_case)
