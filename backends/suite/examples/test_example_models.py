@@ -150,8 +150,8 @@ def test_example_model(test_runner, model_name):
     package = random_weights.PACKAGES.get(model_name)
     if package and importlib.util.find_spec(package) is None:
         test_runner.skip_unsupported(
-            f"needs {package}: the `examples` extra is in the portable env only, where these "
-            f"models have been run; elsewhere: tox -e <env> -x "
+            f"needs {package}: the `examples` extra is in the envs where these models have "
+            f"been run (portable, xnnpack); elsewhere: tox -e <env> -x "
             f"testenv:<env>.extras=executorch,examples")
     import torch
 
