@@ -238,3 +238,30 @@ def test_the_state_module_is_a_leaf_of_the_plugin():
     plugin_modules = {f"etsuite.backends.harness.{p.stem}" for p in HARNESS.glob("*.py")
                       if p.stem not in ("__init__", "state")}
     assert graph["etsuite.backends.harness.state"] & plugin_modules == set()
+
+
+def suite_modules_importing_the_installed_name(suite: Path) -> list[str]:
+    """Modules of the suites that import a sibling as `etsuite.backends.suite...`."""
+    found = []
+    for path in sorted(suite.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n == "etsuite.backends.suite" or n.startswith("etsuite.backends.suite.")
+                   for n in names):
+                found.append(f"{path.relative_to(suite.parent.parent)}:{node.lineno}")
+    return found
+
+
+def test_suite_modules_import_their_siblings_relatively(tmp_path):
+    """pytest imports the suites by their folder (`backends.suite...`); a suite module that
+    imports a sibling as `etsuite.backends.suite...` loads the suite package a second time,
+    and with it a second torchvision stand-in (backends/suite/torchvision_ops.py), which
+    made every transformers model fail where torchvision is installed."""
+    assert suite_modules_importing_the_installed_name(ROOT / "backends" / "suite") == []
+    planted = tmp_path / "backends" / "suite" / "operators"
+    planted.mkdir(parents=True)
+    (planted / "test_x.py").write_text("import torch\n"
+                                       "from etsuite.backends.suite.operators.op_modules import W\n")
+    assert suite_modules_importing_the_installed_name(tmp_path / "backends" / "suite") == [
+        "backends/suite/operators/test_x.py:2"]

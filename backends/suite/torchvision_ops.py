@@ -26,21 +26,39 @@ from pathlib import Path
 SCHEMAS = ("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
            "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 _library = None  # the torch.library.Library holding the schemas, kept alive
+_checked = False  # the library was tried in this process (or a parent it was forked from)
 
 
 def _define_schemas_if_library_fails() -> None:
-    global _library
+    """Once per process: a second `Library("torchvision", "DEF")` raises. `install()` can
+    run again after the finder removed itself (transformers only asks for torchvision's
+    spec, so it is not in sys.modules yet), and this module can be imported under two
+    names (the suite's own and `etsuite.`'s), so the schemas already being there counts."""
+    global _library, _checked
+    if _checked:
+        return
+    _checked = True
     spec = importlib.util.find_spec("torchvision")
     if spec is None or not spec.submodule_search_locations:
         return
     import torch
 
+    if _schemas_defined(torch):
+        return
     try:
         torch.ops.load_library(str(Path(spec.submodule_search_locations[0]) / "_C.so"))
     except OSError:
         _library = torch.library.Library("torchvision", "DEF")
         for schema in SCHEMAS:
             _library.define(schema)
+
+
+def _schemas_defined(torch) -> bool:
+    """torchvision's library, or this module's stand-in for it, already defines nms."""
+    try:
+        return torch.ops.torchvision.nms.default is not None
+    except (AttributeError, RuntimeError):
+        return False
 
 
 class _BeforeTorchvision(importlib.abc.MetaPathFinder):
@@ -52,7 +70,7 @@ class _BeforeTorchvision(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    if "torchvision" in sys.modules or any(isinstance(f, _BeforeTorchvision)
+    if _checked or "torchvision" in sys.modules or any(isinstance(f, _BeforeTorchvision)
                                            for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _BeforeTorchvision())

@@ -4,7 +4,7 @@ the import takes (collection never imports it: opinfo_cases.py)."""
 
 import pytest
 
-from etsuite.backends.suite.generated import opinfo_cases
+from . import opinfo_cases
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,7 +5,7 @@ seed it regenerates the inputs."""
 
 import pytest
 
-from etsuite.backends.suite.generated.opinfo_cases import build_case, load_case_ids
+from .opinfo_cases import build_case, load_case_ids
 
 
 @pytest.mark.parametrize("case", load_case_ids())

@@ -4,7 +4,7 @@ and bool, scalar operand, broadcasting, dynamic batch."""
 import pytest
 import torch
 
-from etsuite.backends.suite.operators.op_modules import WithScalar
+from .op_modules import WithScalar
 
 BINARY = {"and": torch.bitwise_and, "or": torch.bitwise_or, "xor": torch.bitwise_xor}
 SHIFTS = {"left_shift": torch.bitwise_left_shift, "right_shift": torch.bitwise_right_shift}

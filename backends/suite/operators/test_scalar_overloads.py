@@ -7,7 +7,7 @@ int32 inputs, and a rank-4 input."""
 import pytest
 import torch
 
-from etsuite.backends.suite.operators.op_modules import WithScalar
+from .op_modules import WithScalar
 
 aten = torch.ops.aten
 
