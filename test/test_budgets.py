@@ -149,13 +149,13 @@ def test_the_updaters_budgets_hold_on_a_second_run(first):
     text = update_budgets.dump(new, "selftest", ["# hand-written"])
     add = next(e for e in new.entries if e.case == "test_cases.py::test_add" and e.host is None)
     limits = dict(add.limits)
-    assert limits[bd.PTE] == -(-records["test_add[tiny]"]["pte_size"] * 5 // 4096) * 1024
-    assert limits[bd.SHARE] == 0.95 and add.reason.startswith("measured share 1.000")
+    assert limits[bd.PTE_LIMIT] == -(-records["test_add[tiny]"]["pte_size"] * 5 // 4096) * 1024
+    assert limits[bd.SHARE_LIMIT] == 0.95 and add.reason.startswith("measured share 1.000")
     relu = next(e for e in new.entries if e.case == "test_cases.py::test_add_relu" and e.host is None)
-    assert dict(relu.limits)[bd.SHARE] == 0.45
+    assert dict(relu.limits)[bd.SHARE_LIMIT] == 0.45
     timed = [e for e in new.entries if e.host == "here" and e.case.startswith("test_cases.py")]
     # Each timed once in-process: the limit clears that timing's noise, not only 2x.
-    assert len(timed) == 3 and all(dict(e.limits)[bd.TIME] >= 5.0 for e in timed)
+    assert len(timed) == 3 and all(dict(e.limits)[bd.TIME_LIMIT] >= 5.0 for e in timed)
     # Kept: the hand-written entries with patterns, the other host's time budget, the header.
     assert "another host's" in text and "holds for all" in text and text.startswith("# hand-written")
     assert bd.load(write(folder.parent, text), "again.toml").entries == tuple(
@@ -198,9 +198,9 @@ def test_the_first_entry_setting_a_limit_decides_it_and_time_needs_the_host(tmp_
     data = bd.load(write(tmp_path, BUDGETS), "b.toml")
     limits = data.limits("tiny", "test_cases.py::test_add_relu", None)
     assert {k: v.source for k, v in limits.items()} == {
-        bd.SHARE: "b.toml:8", bd.PTE: "b.toml:28", bd.PLANNED: "b.toml:28"}
-    assert limits_on(data, "elsewhere")[bd.TIME].source == "b.toml:14"
-    assert bd.TIME not in limits_on(data, "here")
+        bd.SHARE_LIMIT: "b.toml:8", bd.PTE_LIMIT: "b.toml:28", bd.PLANNED_LIMIT: "b.toml:28"}
+    assert limits_on(data, "elsewhere")[bd.TIME_LIMIT].source == "b.toml:14"
+    assert bd.TIME_LIMIT not in limits_on(data, "here")
 
 
 def limits_on(data, host):
@@ -217,6 +217,6 @@ def test_fail_budget_is_a_failure_only_an_entry_naming_it_absorbs():
 
 
 def test_the_updater_writes_no_share_floor_of_zero():
-    seen = {("a.py::test_x", "portable"): update_budgets.Worst({bd.SHARE: 0.03, bd.PTE: 2000.0})}
+    seen = {("a.py::test_x", "portable"): update_budgets.Worst({bd.SHARE_LIMIT: 0.03, bd.PTE_LIMIT: 2000.0})}
     (entry,) = update_budgets.updated(bd.Budgets(), seen, None, "2026-12-06").entries
-    assert entry.limits == ((bd.PTE, 3072),) and entry.reason == "measured .pte 2000 B on 2026-12-06"
+    assert entry.limits == ((bd.PTE_LIMIT, 3072),) and entry.reason == "measured .pte 2000 B on 2026-12-06"

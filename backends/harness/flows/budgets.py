@@ -54,8 +54,7 @@ from etsuite.backends.harness.flows.expectations import (
 
 FILE_NAME = "budgets.toml"
 KIND = "budget"
-SHARE, PTE, PLANNED, TIME = SHARE_LIMIT, PTE_LIMIT, PLANNED_LIMIT, TIME_LIMIT
-LIMITS = (SHARE, PTE, PLANNED, TIME)
+LIMITS = (SHARE_LIMIT, PTE_LIMIT, PLANNED_LIMIT, TIME_LIMIT)
 
 
 class BudgetsError(ExpectationsError):
@@ -113,11 +112,11 @@ class Budgets:
 
 def measured(limit: str, record: SubtestRecord) -> float | None:
     """What the record says of the cost a limit bounds (None: not measured here)."""
-    if limit == SHARE:
+    if limit == SHARE_LIMIT:
         return delegated_share(record)
-    if limit == PTE:
+    if limit == PTE_LIMIT:
         return record.pte_size
-    if limit == PLANNED:
+    if limit == PLANNED_LIMIT:
         return planned_bytes(record)
     call = time_per_call(record)
     return call.seconds * 1000 if call is not None else None
@@ -131,7 +130,7 @@ def breaches(budgets: Budgets, flow: str, case: str, record: SubtestRecord,
         cost = measured(name, record)
         if cost is None:
             continue
-        if (cost < value) if name == SHARE else (cost > value):
+        if (cost < value) if name == SHARE_LIMIT else (cost > value):
             found.append(Breach(name, cost, value, entry.source))
     return found
 
@@ -174,20 +173,20 @@ def _entry(raw: dict, where: str) -> Budget:
         if name not in raw:
             continue
         value = raw[name]
-        if not is_non_negative_number(value) or (name == SHARE and value > 1):
+        if not is_non_negative_number(value) or (name == SHARE_LIMIT and value > 1):
             raise BudgetsError(f"{where}: {name} must be a non-negative number"
-                               f"{' at most 1' if name == SHARE else ''}, got {value!r}")
+                               f"{' at most 1' if name == SHARE_LIMIT else ''}, got {value!r}")
         limits.append((name, value))
     if not limits:
         raise BudgetsError(f"{where}: [[budget]] sets no limit; known: {', '.join(LIMITS)}")
     if host is not None and (not isinstance(host, str) or not host):
         raise BudgetsError(f"{where}: 'host' must be the name of a class of hosts")
     names = {name for name, _ in limits}
-    if TIME in names and host is None:
-        raise BudgetsError(f"{where}: {TIME} needs a 'host' (time depends on where it ran)")
-    if host is not None and names != {TIME}:
-        raise BudgetsError(f"{where}: an entry with 'host' sets only {TIME}; put "
-                           f"{', '.join(sorted(names - {TIME}))} in an entry without it")
+    if TIME_LIMIT in names and host is None:
+        raise BudgetsError(f"{where}: {TIME_LIMIT} needs a 'host' (time depends on where it ran)")
+    if host is not None and names != {TIME_LIMIT}:
+        raise BudgetsError(f"{where}: an entry with 'host' sets only {TIME_LIMIT}; put "
+                           f"{', '.join(sorted(names - {TIME_LIMIT}))} in an entry without it")
     return Budget(tuple(flows), str(case), tuple(limits), str(reason), host, where)
 
 

@@ -24,10 +24,10 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.budgets import (
     FILE_NAME,
     LIMITS,
-    PLANNED,
-    PTE,
-    SHARE,
-    TIME,
+    PLANNED_LIMIT,
+    PTE_LIMIT,
+    SHARE_LIMIT,
+    TIME_LIMIT,
     Budget,
     Budgets,
     BudgetsError,
@@ -64,7 +64,7 @@ class Worst:
             if value is None:
                 continue
             old = self.costs.get(limit)
-            worse = min if limit == SHARE else max
+            worse = min if limit == SHARE_LIMIT else max
             self.costs[limit] = value if old is None else worse(old, value)
 
 
@@ -81,17 +81,17 @@ def observe(paths: list[Path], backend: str) -> dict[tuple[str, str], Worst]:
 
 
 def with_headroom(limit: str, value: float, single_call: bool = False) -> float:
-    if limit == SHARE:
+    if limit == SHARE_LIMIT:
         return max(0.0, math.floor((value - SHARE_DROP) * 1000) / 1000)
-    if limit == TIME:
+    if limit == TIME_LIMIT:
         noise = SINGLE_CALL_NOISE_S * 1000 if single_call else 0.0
         return math.ceil(max(value * TIME_FACTOR, value + noise) * 100) / 100
     return math.ceil(value * BYTES_FACTOR / KIB) * KIB
 
 
 def _figures(costs: dict[str, float]) -> str:
-    shown = {SHARE: lambda v: f"share {v:.3f}", PTE: lambda v: f".pte {int(v)} B",
-             PLANNED: lambda v: f"planned {int(v)} B", TIME: lambda v: f"{v:.3f} ms/call"}
+    shown = {SHARE_LIMIT: lambda v: f"share {v:.3f}", PTE_LIMIT: lambda v: f".pte {int(v)} B",
+             PLANNED_LIMIT: lambda v: f"planned {int(v)} B", TIME_LIMIT: lambda v: f"{v:.3f} ms/call"}
     return ", ".join(shown[k](v) for k, v in costs.items())
 
 
@@ -101,11 +101,11 @@ def updated(current: Budgets, seen: dict[tuple[str, str], Worst], host: str | No
     its own), then every entry kept, in its order."""
     replaced, new = set(), []
     for (case, flow), worst in sorted(seen.items()):
-        costs = {k: v for k, v in worst.costs.items() if k != TIME}
-        if SHARE in costs and with_headroom(SHARE, costs[SHARE]) == 0:
-            del costs[SHARE]  # a floor of 0 holds for any program: no limit at all
-        kinds = [(None, costs)] + ([(host, {TIME: worst.costs[TIME]})]
-                                   if host and TIME in worst.costs else [])
+        costs = {k: v for k, v in worst.costs.items() if k != TIME_LIMIT}
+        if SHARE_LIMIT in costs and with_headroom(SHARE_LIMIT, costs[SHARE_LIMIT]) == 0:
+            del costs[SHARE_LIMIT]  # a floor of 0 holds for any program: no limit at all
+        kinds = [(None, costs)] + ([(host, {TIME_LIMIT: worst.costs[TIME_LIMIT]})]
+                                   if host and TIME_LIMIT in worst.costs else [])
         for on_host, figures in kinds:
             if not figures:
                 continue
