@@ -119,6 +119,10 @@ class Figures:
     page_bytes: int
     markdown_cpu: float = 0.0    # CPU seconds: what a shared machine's load does not inflate
     page_cpu: float = 0.0
+    # Both from one command (`--output` and `--page`): what a merge job runs, reading and
+    # merging once.
+    both_seconds: float = 0.0
+    both_cpu: float = 0.0
     usable_seconds: float | None = None    # navigation start to first render (the page says)
     browser_wall: float | None = None      # including the browser's own work
 
@@ -128,6 +132,8 @@ class Figures:
                 f"({self.markdown_cpu:.2f} s CPU)",
                 f"page written (read and merge included): {self.page_seconds:.2f} s "
                 f"({self.page_cpu:.2f} s CPU)",
+                f"summary and page from one command: {self.both_seconds:.2f} s "
+                f"({self.both_cpu:.2f} s CPU)",
                 f"page size: {self.page_bytes / 2**20:.1f} MiB ({self.page_bytes} bytes)"]
         if self.usable_seconds is not None:
             said.append(f"page usable in headless Chromium at 1440x900: {self.usable_seconds:.2f} s "
@@ -136,7 +142,8 @@ class Figures:
 
 
 def measure(folder: Path, browser: bool = True) -> Figures:
-    """Time the summary CLI on `folder` (markdown, then page), and open the page."""
+    """Time the summary CLI on `folder` (markdown, then page, then both in one command),
+    and open the page."""
     from etsuite.tools import summary
 
     markdown_file, page_file = folder / "out" / "summary.md", folder / "out" / "index.html"
@@ -147,9 +154,12 @@ def measure(folder: Path, browser: bool = True) -> Figures:
     begun, cpu = time.perf_counter(), time.process_time()
     summary.main([*inputs, "--page", str(page_file)])
     page_seconds, page_cpu = time.perf_counter() - begun, time.process_time() - cpu
+    begun, cpu = time.perf_counter(), time.process_time()
+    summary.main([*inputs, "--output", str(markdown_file), "--page", str(page_file)])
+    both_seconds, both_cpu = time.perf_counter() - begun, time.process_time() - cpu
     tests = sum(len(json.loads(Path(p).read_text(encoding="utf-8"))["tests"]) for p in inputs)
     figures = Figures(tests, markdown_seconds, page_seconds, page_file.stat().st_size,
-                      markdown_cpu, page_cpu)
+                      markdown_cpu, page_cpu, both_seconds, both_cpu)
     if browser:
         from etsuite.tools import headless
 

@@ -47,12 +47,6 @@ NOT_BUILT = {
     # (executorch 1.5.1 requires >=0.18,<0.19) no longer has.
     "llama3_2_vision_encoder": "needs torchtune (executorch.extension.llm.modules imports it; "
                                "0.6.1 does not import beside torchao 0.18)",
-    "qwen2_5_1_5b": "needs torchtune (imported by qwen2_5/convert_weights.py on import; "
-                    "0.6.1 does not import beside torchao 0.18)",
-    "phi_4_mini": "needs torchtune (imported by phi_4_mini/convert_weights.py on import; "
-                  "0.6.1 does not import beside torchao 0.18)",
-    "smollm2": "needs torchtune (imported by smollm2/convert_weights.py on import; "
-               "0.6.1 does not import beside torchao 0.18)",
     "llava": "LlavaModel's constructor downloads the 7B weights, the processor and an image "
              "(llava-hf/llava-1.5-7b-hf); a tiny config would need a processor of its own",
 }
@@ -62,40 +56,52 @@ NOT_BUILT = {
 # checkpoint it leaves the RMSNorm weights and the RoPE and mask buffers as uninitialized
 # memory (`to_empty`, then only modules with `reset_parameters` are initialized), so its
 # outputs are NaN at some seeds. Its public LlmConfig takes a params file and a
-# checkpoint instead: this architecture (RMSNorm, RoPE, grouped-query attention, SwiGLU)
-# at test size, with the random weights of ExecuTorch's own `construct_transformer`.
-# The registry gives these classes no params of their own: all four build the same model.
-TINY_LLAMA_PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2,
-                     "vocab_size": 128, "hidden_dim": 128}
-TINY_LLAMA_SEQ_LEN = 16
-TINY_LLAMA = {"llama2", "llama", "qwen3", "smolvlm"}
-# Built once: the other three are the same program at these params.
-NOT_BUILT.update({name: "the same program as `llama` here (ExecuTorch's Llama2Model with "
-                        "the tiny params; the registry gives it no config of its own)"
-                  for name in TINY_LLAMA - {"llama"}})
+# checkpoint instead: each decoder at test size, with the random weights of ExecuTorch's
+# own `construct_transformer`. The registry's classes for these names subclass
+# Llama2Model and add nothing but a weight converter (which, for qwen2_5, phi_4_mini and
+# smollm2, imports torchtune on import): what makes each model its own is its params file
+# (examples/models/<name>/*config.json in ExecuTorch's repository, not in the wheel), so
+# each is built as Llama2Model with that file's architectural switches at test widths
+# (1.2-1.5B parameters and more at full size).
+TINY_LLM_WIDTHS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2,
+                   "vocab_size": 128, "hidden_dim": 128}
+TINY_LLM_PARAMS = {
+    "llama": TINY_LLM_WIDTHS,  # Llama 3: grouped-query attention
+    "llama2": {**TINY_LLM_WIDTHS, "n_kv_heads": 4},  # Llama 2: multi-head attention
+    # Qwen3: HuggingFace RoPE, RMSNorm of q and k before RoPE, a head_dim of its own
+    "qwen3": {**TINY_LLM_WIDTHS, "head_dim": 32, "use_hf_rope": True, "use_qk_norm": True,
+              "qk_norm_before_rope": True, "rope_theta": 1000000.0, "norm_eps": 1e-06},
+    # Qwen2.5: HuggingFace RoPE, biased q/k/v projections
+    "qwen2_5_1_5b": {**TINY_LLM_WIDTHS, "use_hf_rope": True, "attention_qkv_bias": True,
+                     "rope_theta": 1000000.0, "norm_eps": 1e-06},
+    # Phi-4-mini: HuggingFace RoPE over three quarters of each head
+    "phi_4_mini": {**TINY_LLM_WIDTHS, "use_hf_rope": True, "partial_rotary_factor": 0.75},
+    # SmolLM2: three query heads per key/value head
+    "smollm2": {**TINY_LLM_WIDTHS, "dim": 48, "n_heads": 6, "n_kv_heads": 2,
+                "rope_theta": 100000.0},
+}
+TINY_LLM_SEQ_LEN = 16
+NOT_BUILT["smolvlm"] = ("the same program as `smollm2` here (SmolVLM-256M's text decoder: its "
+                        "params file differs from SmolLM2-135M's only in the vocabulary size)")
 
 
-def _tiny_llama(model_class):
+def _tiny_llm(name: str):
     import torch
     from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model import Llama2Model
     from executorch.examples.models.llama.model_args import ModelArgs
     from executorch.extension.llm.export.config.llm_config import LlmConfig
 
     config = LlmConfig()
-    config.export.max_seq_length = TINY_LLAMA_SEQ_LEN
-    config.export.max_context_length = TINY_LLAMA_SEQ_LEN
+    config.export.max_seq_length = TINY_LLM_SEQ_LEN
+    config.export.max_context_length = TINY_LLM_SEQ_LEN
+    params = TINY_LLM_PARAMS[name]
     with tempfile.TemporaryDirectory() as folder:  # read (or mapped) by the constructor
-        params, checkpoint = Path(folder) / "params.json", Path(folder) / "checkpoint.pth"
-        params.write_text(json.dumps(TINY_LLAMA_PARAMS))
-        torch.save(construct_transformer(ModelArgs(**TINY_LLAMA_PARAMS)).state_dict(), checkpoint)
-        config.base.params, config.base.checkpoint = str(params), str(checkpoint)
-        return model_class(llm_config=config)
-
-
-def _construct(name: str, model_class):
-    """The class's instance, with its public constructor arguments where the defaults are
-    too big for a test (or, for the Llama family, not initialized)."""
-    return _tiny_llama(model_class) if name in TINY_LLAMA else model_class()
+        params_file, checkpoint = Path(folder) / "params.json", Path(folder) / "checkpoint.pth"
+        params_file.write_text(json.dumps(params))
+        torch.save(construct_transformer(ModelArgs(**params)).state_dict(), checkpoint)
+        config.base.params, config.base.checkpoint = str(params_file), str(checkpoint)
+        return Llama2Model(llm_config=config)
 
 
 @functools.cache
@@ -112,9 +118,12 @@ def _build(name: str, seed: int):
             model = random_weights.without_zero_weights(model)
             kwarg_inputs = dynamic_shapes = None
         else:
-            module_name, class_name = MODEL_NAME_TO_MODEL[name]
-            module = importlib.import_module(f"executorch.examples.models.{module_name}")
-            wrapper = _construct(name, getattr(module, class_name))
+            if name in TINY_LLM_PARAMS:
+                wrapper = _tiny_llm(name)
+            else:
+                module_name, class_name = MODEL_NAME_TO_MODEL[name]
+                module = importlib.import_module(f"executorch.examples.models.{module_name}")
+                wrapper = getattr(module, class_name)()
             model = wrapper.get_eager_model()
             inputs = wrapper.get_example_inputs()
             kwarg_inputs = getattr(wrapper, "get_example_kwarg_inputs", lambda: None)()
