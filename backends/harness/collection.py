@@ -23,6 +23,20 @@ from etsuite.backends.harness.items import COLLECTION_STATUS_KEY, case_of, flow_
 from etsuite.backends.harness.sharding import DurationsError, Item, load_durations, longest_first
 from etsuite.backends.harness.state import FLOWS_IN_RUN_KEY, TESTS_IN_RUN_KEY, SessionState
 
+# Suites under backends/suite/ collected only when a command-line path (or node id) points
+# into them, e.g. `make test-xnnpack SUITE=upstream`: `upstream` runs ExecuTorch's own
+# full-size model tests (minutes per case on the quantized flows).
+OPT_IN_SUITES = ("upstream",)
+
+
+def opted_out(path: Path, config: pytest.Config) -> bool:
+    """`path` is an opt-in suite's folder and no command-line path is at or under it."""
+    if path.name not in OPT_IN_SUITES or path.parent.name != "suite":
+        return False
+    here, folder = config.invocation_params.dir, path.resolve()
+    return not any((here / arg.partition("::")[0]).resolve().is_relative_to(folder)
+                   for arg in config.args)
+
 
 def register_markers(config, flows) -> None:
     """`backend_<name>` and `flow_<name>` for every known flow, selected or not, so that
@@ -39,6 +53,9 @@ class Collection:
         self.state = state
         # flow name -> file -> the case ids collected from it, for entries that name nothing
         self.collected: dict[str, dict[str, set[str]]] = {}
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        return True if opted_out(collection_path, config) else None
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "test_runner" not in metafunc.fixturenames:
