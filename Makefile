@@ -26,7 +26,7 @@ report_name = $(1)$(if $(SUITE),-$(SUITE))$(if $(SHARD),-shard$(subst /,of,$(SHA
 # A suite is a folder of backends/suite/; the backend's own tests go with the operators.
 suite_paths = backends/suite/$(SUITE) $(if $(filter operators,$(SUITE)),$(wildcard backends/$(1)/test))
 
-.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations core-aten generated-cases clean test-% sweep check-declared
+.PHONY: help lint test check-chromium test-all summary page bench native-runner warm warm-stop update-expectations update-budgets update-durations core-aten generated-cases clean test-% sweep check-declared fuzz-inputs
 
 help: ## list the targets
 	@echo "make test                 make lint, then the project's own tests (tox -e test); with ARGS"
@@ -43,6 +43,8 @@ help: ## list the targets
 	@echo "                          N shards balanced by backends/<name>/durations.json; upstream"
 	@echo "                          (ExecuTorch's own model tests) runs only when named so"
 	@echo "                          -> reports/<backend>[-<suite>][-shard<K>of<N>].json and .md"
+	@echo "make fuzz-inputs MINUTES=N  the property-based fuzzers of every reader of outside input"
+	@echo "                          (test/test_fuzz_*.py), about N minutes per target"
 	@echo "make bench                the same operator cases under ExecuTorch's suite and ours: ratios (ARGS='--full')"
 	@echo "make native-runner [NATIVE_ENV=xnnpack]"
 	@echo "                          build the native C++ runner (--runner '*=native') against that env's"
@@ -129,6 +131,11 @@ summary: $(TOX)
 page: $(TOX)
 	$(TOX) -e summary -- $(REPORTS) --page reports/index.html \
 	  $(if $(BASELINE),--baseline $(BASELINE)) $(if $(HISTORY),--history $(HISTORY))
+
+MINUTES ?= 10
+fuzz-inputs: $(TOX)
+	ETSUITE_FUZZ_SECONDS=$$(( $(MINUTES) * 60 )) $(TOX) -e test -- -n 0 -p no:cacheprovider \
+	  $(wildcard test/test_fuzz_*.py) $(ARGS)
 
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)

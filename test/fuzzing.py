@@ -1,0 +1,38 @@
+"""One time budget for the project's property-based fuzzers (test/test_fuzz_*.py).
+
+`make test` runs each fuzz target briefly; `make fuzz-inputs MINUTES=N` sets
+ETSUITE_FUZZ_SECONDS so that each target runs for about N minutes. A target that finds a
+traceback, a hang or a file written outside its scratch folder fails like any test."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+SHORT_RUN_SECONDS = 10.0  # per fuzz target inside `make test`
+
+
+def fuzz_seconds() -> float:
+    """Seconds each fuzz target may spend: ETSUITE_FUZZ_SECONDS or the short default."""
+    value = os.environ.get("ETSUITE_FUZZ_SECONDS", "")
+    try:
+        seconds = float(value) if value else SHORT_RUN_SECONDS
+    except ValueError:
+        raise SystemExit(f"ETSUITE_FUZZ_SECONDS={value!r} is not a number of seconds")
+    if not 0 < seconds < 7 * 24 * 3600:
+        raise SystemExit(f"ETSUITE_FUZZ_SECONDS={value!r} is out of range")
+    return seconds
+
+
+def fuzz_settings(examples_per_second: float = 50.0) -> settings:
+    """Hypothesis settings for one target: as many examples as its budget allows at the
+    target's expected rate, no per-example deadline (a hang is caught by the test's own
+    time limit), no database in the checkout."""
+    return settings(
+        max_examples=max(20, int(fuzz_seconds() * examples_per_second)),
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+    )
