@@ -55,6 +55,7 @@ CELL = {
     Status.FAIL_LOAD: "❌ load",
     Status.FAIL_RUN: "❌ run",
     Status.FAIL_MISMATCH: "❌ mismatch",
+    Status.FAIL_RECIPE_ACCURACY: "📉 recipe accuracy",
     Status.FAIL_BUDGET: "💸 budget",
     Status.FAIL_CRASH: "💥 crash",
     Status.FAIL_TIMEOUT: "⏰ timeout",
@@ -72,6 +73,8 @@ CELL = {
 LEGEND = ("✅ pass (in a quantizing flow: ✅ int, the delegated ops ran quantized; ✅ float, "
           "the quantizer left them in floating point; ✅ int+float, some of each) · "
           "🟡 pass, but the backend took no node · ❌ failed at the named stage · "
+          "📉 the backend computes its quantized program faithfully, but the recipe's "
+          "quantization is too far from fp32 eager · "
           "💥 crash · ⏰ timeout · 🔌 the runner's device or connection failed, not the "
           "program · ❗ error in setup/teardown or unexpected pass · "
           "➖ expected failure · ⏩ skipped (invalid: the test itself is broken) · "

@@ -51,6 +51,7 @@ STATUS_STYLE: dict[Status, tuple[str, str, str]] = {
     Status.FAIL_LOAD: ("#e46a11", "#ffffff", "load"),
     Status.FAIL_RUN: ("#c4320a", "#ffffff", "run"),
     Status.FAIL_MISMATCH: ("#f79009", "#1d1d1d", "mismatch"),
+    Status.FAIL_RECIPE_ACCURACY: ("#fdb022", "#1d1d1d", "recipe accuracy"),
     Status.FAIL_BUDGET: ("#b54708", "#ffffff", "budget"),
     Status.FAIL_CRASH: ("#6e0c0c", "#ffffff", "crash"),
     Status.FAIL_TIMEOUT: ("#7a2e0e", "#ffffff", "timeout"),

@@ -25,13 +25,13 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
-from etsuite.backends.harness.case import bisection, localize, repro, speedups
+from etsuite.backends.harness.case import bisection, fidelity, localize, repro, speedups
 from etsuite.backends.harness.case.delegation import (
     computing_ops,
     count_delegation,
     delegated_precision,
 )
-from etsuite.backends.harness.case.output_match import compare_outputs, flat_inputs, flatten_tensors
+from etsuite.backends.harness.case.output_match import flat_inputs, flatten_tensors
 from etsuite.backends.harness.case.steps import (
     as_steps,
     calibrate_steps,
@@ -263,8 +263,12 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if after_export is not None:
             exported = after_export(exported)
         if flow.quantizes:
-            exported = timer.run(
-                "quantize", lambda: calls.quantize(exported, model, inputs, flow, dynamic_shapes))
+            def quantize_with_reference():
+                quantized = calls.quantize(exported, model, inputs, flow, dynamic_shapes)
+                outcome.quantized_reference = calls.quantized_reference(quantized)
+                return quantized
+
+            exported = timer.run("quantize", quantize_with_reference)
         _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome,
                            localize_budget)
     except StageError as failure:
@@ -350,7 +354,8 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
 
     found.runtime = runtime.name
     rules = tolerance or flow.rule_book()
-    found.replay = calls.replay(program, runtime, rules, expected)
+    found.reference = _reference_description(flow, found.quantized_reference)
+    found.replay = calls.replay(program, runtime, rules, expected, found.quantized_reference)
     loaded = None
     try:
         loaded = timer.run("load", lambda: calls.load(runtime, program))
@@ -367,12 +372,20 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
     if found.replay is not None:
         found.replay.actual = actual
 
-    comparison = timer.run("compare", lambda: calls.judge(expected, actual, rules, found))
+    verdict = timer.run("compare", lambda: calls.judge(expected, actual, rules, found))
+    comparison = verdict.comparison
     found.outputs = comparison.statistics
     found.verdict_rule, found.margin = comparison.rule, comparison.margin
-    if not comparison.matched:
+    if verdict.fidelity is not None:
+        found.fidelity = verdict.fidelity.outputs
+        if verdict.status is Status.FAIL_MISMATCH and comparison.matched:
+            found.verdict_rule = f"backend fidelity: {_fidelity_rule(rules)}"
+            found.margin = verdict.fidelity.text
+    if verdict.status is Status.FAIL_RECIPE_ACCURACY:
+        found.status, found.stage, found.error = verdict.status, "compare", verdict.message
+    elif verdict.status is not Status.PASS:
         found.status, found.stage, found.error = \
-            Status.FAIL_MISMATCH, "compare", comparison.message
+            Status.FAIL_MISMATCH, "compare", verdict.message
         if localize_budget is not None:
             timer.on_stage("localize")
             found.localization = calls.localize(exported, runtime, rules, localize_budget,
@@ -381,6 +394,23 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.status = Status.PASS_UNDELEGATED
     else:
         found.status = Status.PASS
+
+
+def _fidelity_rule(rules) -> str:
+    base = rules.base if isinstance(rules, RuleBook) else rules
+    return (f"every element within {base.fidelity_steps:g} steps of the quantized program, "
+            f"|bias| <= {base.fidelity_bias_steps:g} steps, |gain - 1| <= "
+            f"{base.fidelity_gain:g}")
+
+
+def _reference_description(flow: Flow, reference) -> str:
+    """What the outputs were judged against, in the record's words."""
+    if reference is not None:
+        return reference.description
+    if flow.source_transform is not None and flow.tolerance.quantized:
+        return (f"{fidelity.FP32_EAGER} (the recipe quantizes in its source "
+                f"transformation: no quantized program to run without the backend)")
+    return fidelity.FP32_EAGER
 
 
 def _take_execution(runtime, loaded, found: PipelineOutcome) -> None:
@@ -424,6 +454,13 @@ class _SingleMethod:
     def programs_of(self, edge) -> list:
         return [edge.exported_program()]
 
+    # The eager reference of this subtest's calls (each kind of calls defines it).
+    reference: Callable[[Any], Any]
+
+    def quantized_reference(self, quantized) -> fidelity.QuantizedReference:
+        """The quantized program run eagerly on this subtest's calls (case/fidelity.py)."""
+        return fidelity.build_reference(quantized, self.reference)
+
     def serialize(self, edge):
         return edge.to_executorch()
 
@@ -447,15 +484,16 @@ class OneCall(_SingleMethod):
     def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
         pass
 
-    def replay(self, program, runtime, rules, expected) -> "Replay":
-        return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected))
+    def replay(self, program, runtime, rules, expected, reference) -> "Replay":
+        return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected),
+                      reference=reference)
 
     def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
         assert found.replay is not None  # replay() ran just before, and gives one
         return runtime.execute(loaded, found.replay.inputs)
 
-    def judge(self, expected, actual, rules, found: "PipelineOutcome"):
-        return compare_outputs(expected, actual, rules)
+    def judge(self, expected, actual, rules, found: "PipelineOutcome") -> fidelity.Verdict:
+        return fidelity.judge(expected, actual, rules, found.quantized_reference)
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
@@ -565,8 +603,13 @@ class StepCalls(_SingleMethod):
         found.steps = len(self.steps)
         found.state = combined_placement([state_placement(p) for p in programs])
 
-    def replay(self, program, runtime, rules, expected) -> None:
+    def replay(self, program, runtime, rules, expected, reference) -> None:
         return None
+
+    def quantized_reference(self, quantized) -> fidelity.QuantizedReference:
+        return fidelity.QuantizedReference(None, [], why_not=(
+            "a step sequence is judged against fp32 eager: its quantized reference per "
+            "step is not built yet"))
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
@@ -609,7 +652,9 @@ class StepCalls(_SingleMethod):
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         found.step_sqnr_db = judged.sqnr_db
-        return judged.as_comparison()
+        comparison = judged.as_comparison()
+        return fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
+                                comparison, comparison.message)
 
 
 @dataclass
@@ -684,6 +729,8 @@ class Replay:
     inputs: list                 # flat program inputs
     expected: list               # flat eager outputs
     actual: list | None = None   # flat runtime outputs (None: the run raised)
+    # A quantizing flow's quantized reference (case/fidelity.py), None otherwise
+    reference: fidelity.QuantizedReference | None = None
 
     def status(self, model, inputs: tuple | None = None) -> Status:
         """The status of loading and running the program again, on `inputs` (default:
@@ -706,8 +753,10 @@ class Replay:
             return verdict.status
         except Exception:  # noqa: BLE001
             return Status.FAIL_RUN
-        return Status.PASS if compare_outputs(expected, actual, self.rules).matched \
-            else Status.FAIL_MISMATCH
+        reference = self.reference
+        if reference is not None and reference.module is not None and inputs is not None:
+            reference = fidelity.rerun_reference(reference, inputs)
+        return fidelity.judge(expected, actual, self.rules, reference).status
 
 
 @dataclass
@@ -718,6 +767,9 @@ class PipelineOutcome(Findings):
 
     status: Status | None = None
     replay: Replay | None = None
+    # A quantizing flow's program run eagerly (case/fidelity.py): for the judge, never
+    # part of the record (the record's `reference` names it).
+    quantized_reference: fidelity.QuantizedReference | None = None
     # False when a failing run is not worth running again (the runner's device was lost)
     rerun_worthwhile: bool = True
 

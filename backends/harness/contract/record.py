@@ -185,6 +185,14 @@ class Findings:
     verdict_rule: str | None = None    # the deciding output's rule, e.g. "int8: SQNR >= 20 dB, ..."
     margin: str | None = None          # by how much it passed or failed, "SQNR 31.2 dB, needs 20; ..."
     runtime: str | None = None         # what executed the program (None: nothing did)
+    # What the outputs were judged against (case/fidelity.py): for a quantizing flow "quantized
+    # program (...) run eagerly" beside fp32 eager, else "fp32 eager" with why no quantized
+    # reference judged; None when nothing was compared.
+    reference: str | None = None
+    # Backend fidelity per flat output (None: not judged): {unit ("steps" of the output's
+    # own quantization, the reference's rms error for a float tail, or "exact"), elements,
+    # max, bias, gain, scale, zero_point, passed, problems}.
+    fidelity: list | None = None
     # What executing the program cost where it ran, as the runner measured it (the native
     # runner, docs/reference/exchange-format.md; None: the runtime measured nothing): after
     # a first call whose outputs were judged, `calls`: [{method, iterations, median, p90,

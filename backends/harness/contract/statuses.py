@@ -21,6 +21,9 @@ class Status(str, enum.Enum):
     FAIL_LOAD = "fail_load"
     FAIL_RUN = "fail_run"
     FAIL_MISMATCH = "fail_mismatch"
+    # A quantizing flow's backend computes its quantized program faithfully, but that
+    # program (the recipe's quantization) is too far from fp32 eager (case/fidelity.py).
+    FAIL_RECIPE_ACCURACY = "fail_recipe_accuracy"
     FAIL_BUDGET = "fail_budget"      # correct, but it costs more than its budget allows
     FAIL_CRASH = "fail_crash"
     FAIL_TIMEOUT = "fail_timeout"
@@ -56,9 +59,11 @@ TEST_ONLY = frozenset({Status.FAIL_TEST, Status.ERROR, Status.SKIP})
 PASSING = frozenset({Status.PASS, Status.PASS_UNDELEGATED})
 FAILING = frozenset({
     Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE, Status.FAIL_LOAD,
-    Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_BUDGET, Status.FAIL_CRASH,
-    Status.FAIL_TIMEOUT, Status.FAIL_INFRA, Status.FAIL_TEST, Status.ERROR, Status.XPASS,
+    Status.FAIL_RUN, Status.FAIL_MISMATCH, Status.FAIL_RECIPE_ACCURACY, Status.FAIL_BUDGET,
+    Status.FAIL_CRASH, Status.FAIL_TIMEOUT, Status.FAIL_INFRA, Status.FAIL_TEST, Status.ERROR, Status.XPASS,
 })
+# Ran and compared, and an output left its rule: the statuses a [[tolerance]] can explain.
+OUT_OF_RULE = frozenset({Status.FAIL_MISMATCH, Status.FAIL_RECIPE_ACCURACY})
 SKIPPING = frozenset({
     Status.SKIP_INVALID, Status.SKIP_UNSUPPORTED, Status.SKIP, Status.LOWERED_NOT_RUN,
     Status.UNAVAILABLE,

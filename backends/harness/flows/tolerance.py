@@ -37,6 +37,21 @@ class Tolerance:
     steps: float | None = None
     bits: int = 8
     min_sqnr_db: float | None = None
+    # Backend fidelity (quantizing recipes only; case/fidelity.py): the backend's outputs
+    # against its own quantized program run without it, in steps of each output's own
+    # quantization (read from the graph's last dequantize). `fidelity_steps` (None: the
+    # rule judges no fidelity) bounds every element; `fidelity_bias_steps` the mean
+    # signed error (a zero point off); `fidelity_gain` the slope's distance from 1 (a
+    # requantization multiplier off). An output computed in float after the last
+    # dequantize (a dynamically quantized GEMM's) is judged in units of the reference's
+    # own quantization error: every element within `fidelity_tail` times its largest,
+    # the mean signed error within `fidelity_tail_bias` times its rms (a backend may
+    # quantize activations more finely than the reference, e.g. per row).
+    fidelity_steps: float | None = None
+    fidelity_bias_steps: float = 0.25
+    fidelity_gain: float = 0.01
+    fidelity_tail: float = 1.5
+    fidelity_tail_bias: float = 0.5
 
     @property
     def quantized(self) -> bool:
@@ -52,8 +67,8 @@ class Tolerance:
         def looser(a, b, pick):
             return b if a is None else a if b is None else pick(a, b)
 
-        return Tolerance(
-            name=name, atol=max(self.atol, other.atol), rtol=max(self.rtol, other.rtol),
+        return replace(
+            self, name=name, atol=max(self.atol, other.atol), rtol=max(self.rtol, other.rtol),
             range_fraction=max(self.range_fraction, other.range_fraction),
             steps=looser(self.steps, other.steps, max), bits=min(self.bits, other.bits),
             min_sqnr_db=looser(self.min_sqnr_db, other.min_sqnr_db, min))
@@ -99,11 +114,21 @@ EXACT_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64",
                           "uint16", "uint32", "uint64"})
 
 
+# A healthy XNNPACK int8 kernel is within one step of its quantized program (the
+# measured distribution is in docs/measurements.md): two steps leave room for a rounding
+# difference on each side of one requantization.
+FIDELITY_STEPS = 2.0
+
+
 def quantized_rule(name: str, *, min_sqnr_db: float, steps: float = 32, bits: int = 8,
-                   atol: float = 1e-4) -> Tolerance:
-    """A quantizing recipe's rule; rtol and range_fraction play no part (the step does)."""
+                   atol: float = 1e-4, fidelity_steps: float | None = FIDELITY_STEPS
+                   ) -> Tolerance:
+    """A quantizing recipe's rule; rtol and range_fraction play no part (the step does).
+    `steps` and `min_sqnr_db` judge the recipe's accuracy against fp32 eager;
+    `fidelity_steps` the backend against its own quantized program (None: not judged, a
+    recipe whose quantization happens outside PT2E)."""
     return Tolerance(name, atol=atol, rtol=0.0, range_fraction=0.0, steps=steps, bits=bits,
-                     min_sqnr_db=min_sqnr_db)
+                     min_sqnr_db=min_sqnr_db, fidelity_steps=fidelity_steps)
 
 
 INT8 = quantized_rule("int8", min_sqnr_db=20.0)

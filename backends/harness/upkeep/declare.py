@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.contract.statuses import OUT_OF_RULE, Status
 from etsuite.backends.harness.flows.expectations import (
     KINDS,
     Expectation,
@@ -113,7 +113,8 @@ def _tolerance_for(sweep: CaseSweep, failed: list, sqnr_floor: float | None) -> 
     """The rule fields that make every seed's outputs pass with headroom, or () when no
     honest widening does: only mismatches, every one explained by the bound (its error
     ratio above 1) or by a short SQNR, none beyond MAX_BOUND_SCALE."""
-    if {o.status for o in failed} != {Status.FAIL_MISMATCH}:
+    statuses = {o.status for o in failed}
+    if len(statuses) != 1 or not statuses <= OUT_OF_RULE:
         return ()
     ratios = sweep.ratios
     if not ratios or not all(math.isfinite(r) for r in ratios) \

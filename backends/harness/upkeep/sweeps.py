@@ -19,7 +19,7 @@ from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import SubtestRecord, error_headline
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
-from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
+from etsuite.backends.harness.contract.statuses import FAILING, OUT_OF_RULE, PASSING, Status
 from etsuite.backends.harness.contract.stream import (
     STREAM_SUFFIX,
     ended_tests,
@@ -95,7 +95,7 @@ class CaseSweep:
         mismatch whose ratio is under 1 failed for another reason (nan/inf elements, a
         shape, its SQNR): the ratio says nothing about how near it is to passing."""
         ratios = self.ratios
-        if self.statuses != {Status.FAIL_MISMATCH} or not ratios:
+        if len(self.statuses) != 1 or not self.statuses <= OUT_OF_RULE or not ratios:
             return False
         if not all(1 < r < math.inf for r in ratios) or min(ratios) >= CLEAR_RATIO:
             return False

@@ -1,0 +1,143 @@
+"""Integer-kernel bugs planted in ExecuTorch itself, from outside the harness, to test
+the quantized verdicts (case/fidelity.py). A pytest plugin: `-p planted_faults` with
+`test/` on PYTHONPATH and ETSUITE_PLANT set to one of
+
+- `graph:zero_point:K`   a pass inside `executorch.exir.to_edge_transform_and_lower`
+  adds K output steps to the bias of the first quantized linear or conv of a copy of the
+  program it was given (what a zero point off by K does to that op's output);
+- `graph:multiplier:G`   the same pass multiplies that op's weight scale by G (a
+  requantization multiplier off by G);
+- `graph:rounding`       the same pass adds half an output step to its bias (a
+  requantization that truncates where it should round);
+- `runtime:zero_point:K` `executorch.runtime.Method.execute` moves every float output by K
+  steps of its grid (the smallest gap between its distinct values);
+- `runtime:multiplier:G` the same scales every float output by G;
+- `runtime:saturation`   the same clamps every float output one grid step inside its
+  extremes (a saturation range one code narrower: it shows where the output saturates,
+  i.e. where two or more elements sit on an end of the range).
+
+The eager model and the harness's own exported program are never touched: the pass
+works on a deep copy, as a real lowering pass that rebuilds the graph would."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+
+def _first_quantized_op(exported):
+    """The first linear or conv whose weight comes through a dequantize, its bias node
+    and the scale of the quantize after it; None when the program has none."""
+    for node in exported.graph.nodes:
+        if node.op != "call_function" or not any(
+                k in str(node.target) for k in ("aten.linear", "aten.conv")):
+            continue
+        weight = node.args[1]
+        users = list(node.users)
+        if "dequantize" not in str(getattr(weight, "target", "")) or len(users) != 1 \
+                or "quantize_per_tensor" not in str(users[0].target):
+            continue
+        bias = node.args[2] if len(node.args) > 2 else None
+        return node, weight, bias, float(users[0].args[1])
+    return None
+
+
+def _tensor_of(exported, node):
+    signature = exported.graph_signature
+    key = (signature.inputs_to_parameters.get(node.name)
+           or signature.inputs_to_buffers.get(node.name)
+           or signature.inputs_to_lifted_tensor_constants.get(node.name))
+    table = exported.state_dict if key in exported.state_dict else exported.constants
+    return table, key
+
+
+def planted_copy(exported, kind: str, amount: float):
+    """A deep copy of `exported` with one op's fault (see the module docstring)."""
+    program = copy.deepcopy(exported)
+    found = _first_quantized_op(program)
+    if found is None:
+        return program
+    _, weight, bias, out_scale = found
+    if kind in ("zero_point", "rounding"):
+        if bias is None or getattr(bias, "op", None) != "placeholder":
+            return program
+        table, key = _tensor_of(program, bias)
+        shift = out_scale * (0.5 if kind == "rounding" else amount)
+        table[key].data.add_(shift)  # the copy's own tensor, kept a Parameter
+    elif kind == "multiplier":
+        scale = weight.args[1]
+        if isinstance(scale, float):
+            weight.update_arg(1, scale * amount)
+        elif getattr(scale, "op", None) in ("placeholder", "get_attr"):
+            if scale.op == "get_attr":
+                module = program.graph_module
+                setattr(module, scale.target, getattr(module, scale.target) * amount)
+            else:
+                table, key = _tensor_of(program, scale)
+                table[key].data.mul_(amount)
+    return program
+
+
+def _grid_step(values):
+    import torch
+
+    distinct = torch.unique(values.detach().flatten().to(torch.float64))
+    gaps = distinct[1:] - distinct[:-1]
+    return float(gaps.min()) if gaps.numel() else 0.0
+
+
+def planted_outputs(outputs: list, kind: str, amount: float) -> list:
+    import torch
+
+    changed = []
+    for value in outputs:
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point() \
+                or value.numel() < 2:
+            changed.append(value)
+            continue
+        step = _grid_step(value)
+        if kind == "zero_point":
+            value = value + amount * step
+        elif kind == "multiplier":
+            value = value * amount
+        elif kind == "saturation":
+            low, high = float(value.min()), float(value.max())
+            if high - low > 2 * step > 0:
+                value = value.clamp(low + step, high - step)
+        changed.append(value)
+    return changed
+
+
+def _install(plant: str) -> None:
+    layer, kind, *rest = plant.split(":")
+    amount = float(rest[0]) if rest else 0.0
+    if layer == "graph":
+        import executorch.exir as exir
+
+        real = exir.to_edge_transform_and_lower
+
+        def lowering_with_fault(programs, *args, **kwargs):
+            if isinstance(programs, dict):
+                programs = {k: planted_copy(p, kind, amount) for k, p in programs.items()}
+            else:
+                programs = planted_copy(programs, kind, amount)
+            return real(programs, *args, **kwargs)
+
+        exir.to_edge_transform_and_lower = lowering_with_fault
+    elif layer == "runtime":
+        from executorch.runtime import Method
+
+        real_execute = Method.execute
+
+        def execute_with_fault(self, inputs):
+            return planted_outputs(list(real_execute(self, inputs)), kind, amount)
+
+        Method.execute = execute_with_fault
+    else:
+        raise ValueError(f"ETSUITE_PLANT={plant!r}: expected graph:... or runtime:...")
+
+
+def pytest_configure(config) -> None:
+    plant = os.environ.get("ETSUITE_PLANT", "")
+    if plant:
+        _install(plant)
