@@ -69,6 +69,7 @@ from etsuite.backends.harness.contract.report import (  # noqa: F401
 from etsuite.backends.harness.contract.statuses import (  # noqa: F401
     FAILING,
     ORDER,
+    OUT_OF_RULE,
     PASSING,
     SKIPPING,
     STAGE_FAILURE,
