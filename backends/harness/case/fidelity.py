@@ -270,10 +270,17 @@ def judge_fidelity(expected: list, reference: list, actual: list, quantization: 
     fp32-eager comparison, which runs beside this one."""
     outputs: list[dict | None] = []
     problems: list[str] = []
-    for index, (want, ref, got) in enumerate(zip(expected, reference, actual, strict=False)):
-        if not all(isinstance(t, torch.Tensor) for t in (want, ref, got)) \
-                or ref.shape != got.shape or ref.dtype != got.dtype:
+    if not len(expected) == len(reference) == len(actual):
+        return FidelityJudged(False, f"{len(actual)} outputs, the quantized program gives "
+                              f"{len(reference)} and eager {len(expected)}", [])
+    for index, (want, ref, got) in enumerate(zip(expected, reference, actual, strict=True)):
+        if not all(isinstance(t, torch.Tensor) for t in (want, ref, got)):
             outputs.append(None)
+            continue
+        if ref.shape != got.shape or ref.dtype != got.dtype:
+            outputs.append(None)
+            problems.append(f"output {index}: {tuple(got.shape)} {got.dtype} where the "
+                            f"quantized program gives {tuple(ref.shape)} {ref.dtype}")
             continue
         if not ref.is_floating_point():
             differ = int((ref != got).sum())
@@ -320,8 +327,12 @@ def judge(expected, actual: list, rules: RuleBook | Tolerance,
             or book.base.fidelity_steps is None:
         status = Status.PASS if accuracy.matched else Status.FAIL_MISMATCH
         return Verdict(status, accuracy, accuracy.message)
-    fidelity = judge_fidelity(flatten_tensors(expected), flatten_tensors(reference.outputs),
-                              list(actual), reference.quantization, book)
+    def tensors(values) -> list:
+        return [t for t in values if isinstance(t, torch.Tensor)]
+
+    fidelity = judge_fidelity(tensors(flatten_tensors(expected)),
+                              tensors(flatten_tensors(reference.outputs)), tensors(actual),
+                              reference.quantization, book)
     if not fidelity.passed:
         message = f"backend fidelity (against its {QUANTIZED_REFERENCE}): {fidelity.text}"
         if not accuracy.matched:
