@@ -4,9 +4,14 @@ descendant closes the result pipe; those processes are killed with it, on time o
 time limit; its scratch files (TMPDIR) go even when it is SIGKILLed; and every result of
 the run is still there."""
 
+import json
 import os
+import tempfile
 import time
 from pathlib import Path
+
+from etsuite.backends.harness import confinement
+from etsuite.backends.harness.remote import pool, resident
 
 GRANDCHILDREN = """
 import os
@@ -68,7 +73,7 @@ def test_writes_scratch_then_is_killed():
 
 
 def test_after():
-    assert os.environ["TMPDIR"] == tempfile.gettempdir()
+    note("after", f"{os.environ.get('TMPDIR')} {tempfile.gettempdir()}")
 """
 
 
@@ -136,3 +141,32 @@ def test_a_tests_scratch_folder_goes_even_when_it_is_killed(pytester, run_suite,
         assert left.name.startswith("left-behind-")
         assert not left.exists(), f"{left} outlived its test"
         assert not left.parent.exists(), f"the scratch folder {left.parent} outlived its test"
+    environment, python = (notes / "after").read_text().split()
+    assert environment == python and not Path(python).exists()  # the next test's, removed too
+
+
+def test_what_outlives_a_test_stays_outside_its_scratch_folder(tmp_path, monkeypatch):
+    """Device locks, a relay's socket and the relay's TMPDIR serve every test of the run:
+    in a child confined as a test's is, none of them is inside its scratch folder."""
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv(pool.LOCKS_ENV, raising=False)
+    scratch = confinement.make_scratch()
+    answer = tmp_path / "answer.json"
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            confinement.enter(scratch, os.getppid(), die_with_parent=False)
+            answer.write_text(json.dumps({
+                "tmp": tempfile.gettempdir(), "locks": pool.device_lock_folder(),
+                "relay socket": resident._socket_folder(),
+                "relay TMPDIR": confinement.outliving_environment()["TMPDIR"]}))
+            code = 0
+        finally:
+            os._exit(code)
+    os.waitpid(pid, 0)
+    confinement.remove_scratch(scratch)
+    seen = json.loads(answer.read_text())
+    assert seen.pop("tmp") == scratch
+    for what, path in seen.items():
+        assert not path.startswith(scratch), f"{what} is in the test's scratch folder: {path}"
