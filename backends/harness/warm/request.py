@@ -60,7 +60,8 @@ class PendingRequest:
             raise BadRequest(f"reading the request: {error}") from None
         self.fds.extend(fds)
         if not data:
-            raise BadRequest("connection closed mid-request")
+            raise BadRequest("connection closed mid-request" if self.data
+                             else "connection closed before a request")
         self.data += data
         if len(self.data) > MAX_BYTES:
             raise BadRequest(f"request longer than {MAX_BYTES} bytes")
