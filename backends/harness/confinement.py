@@ -40,7 +40,7 @@ def outliving_environment() -> dict[str, str]:
     """This process's environment for a process that outlives the test: the session's
     TMPDIR, not the test's scratch folder (which is removed when the test ends)."""
     env = dict(os.environ)
-    env["TMPDIR"] = env.pop(SESSION_TMP_ENV, None) or tempfile.gettempdir()
+    env["TMPDIR"] = env.pop(SESSION_TMP_ENV, "") or tempfile.gettempdir()
     return env
 
 

@@ -330,7 +330,7 @@ def _has_exited(pid: int) -> bool:
 def _read_available(read_fd: int) -> bytes | None:
     """What the pipe holds now, without waiting; None at end of file."""
     os.set_blocking(read_fd, False)
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         try:
             chunk = os.read(read_fd, 1 << 16)

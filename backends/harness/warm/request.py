@@ -20,15 +20,23 @@ MAX_BYTES = 1 << 22  # a run's argv, sys.path and environment fit many times ove
 TIMEOUT_S = 30.0  # from connect to the end of the request line
 STREAMS = 3  # stdin, stdout, stderr
 
+def _text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _texts(value) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _environment(value) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and isinstance(text, str) for name, text in value.items())
+
+
 # What each op must carry: field -> the check of its value.
-_STRINGS = (lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v))
-_ENVIRONMENT = (lambda v: isinstance(v, dict)
-                and all(isinstance(k, str) and isinstance(s, str) for k, s in v.items()))
 FIELDS = {
-    "run": {"argv": _STRINGS, "cwd": lambda v: isinstance(v, str), "path": _STRINGS,
-            "env": _ENVIRONMENT},
-    "worker": {"code": lambda v: isinstance(v, str), "cwd": lambda v: isinstance(v, str),
-               "env": _ENVIRONMENT},
+    "run": {"argv": _texts, "cwd": _text, "path": _texts, "env": _environment},
+    "worker": {"code": _text, "cwd": _text, "env": _environment},
     "stop": {},
 }
 
