@@ -103,16 +103,22 @@ def end_session(leader: int) -> None:
 
 
 def session_members(session: int) -> list[int]:
-    """The live processes (not zombies) of `session`, from /proc/PID/stat."""
+    """The live processes (not zombies) of `session`, from /proc/PID/stat (read with
+    plain system calls: this runs after every test)."""
     members = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            handle = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
+        except OSError:
             continue  # ended meanwhile
+        try:
+            fields = os.read(handle, 1024).rsplit(b")", 1)[1].split(None, 4)
+        except (OSError, IndexError):
+            continue
+        finally:
+            os.close(handle)
         # After the command name: state, ppid, pgrp, session.
         if int(fields[3]) == session and fields[0] not in (b"Z", b"X"):
             members.append(int(entry))
