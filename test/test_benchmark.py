@@ -1,13 +1,17 @@
 """The benchmark's comparison of the two harnesses (tools/benchmark.py), on real reports:
 a slice of one `make bench ARGS=--full` run (flow xnnpack), the reference's JSON and ours
-for the same four operator modules."""
+for the same four operator modules; and a smoke run of the real `make bench`."""
 
 import json
 import os
+import subprocess
+
+import pytest
 
 from etsuite.tools import benchmark
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(side: str) -> benchmark.Run:
@@ -54,3 +58,25 @@ def test_parallel_bound_says_when_a_measurement_exceeds_it():
     assert "at most 0.82" in above and "the measured value is above it" in above
     within = benchmark.parallel_bound_line(single, slow)
     assert "at most 0.82" in within and "above it" not in within
+
+
+# The smallest selection `make bench` takes: one operator module of the wheel's suite
+# with three tests, one flow, one process per run, none of the optional parts; ours runs
+# cold and through a private warm process, as by default.
+SMOKE_ARGS = "--ops abs --flows xnnpack -n 0 --skip collection,parallel,own,localize,runners"
+
+
+@pytest.mark.slow
+def test_make_bench_runs_end_to_end_and_prints_its_ratios():
+    """The real `make bench` (tox env, benchmark, the reference suite, ours cold and warm),
+    so that a renamed module or option cannot break it unseen."""
+    done = subprocess.run(["make", "--no-print-directory", "bench", f"ARGS={SMOKE_ARGS}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    for ratio in ("ratio ours, cold / reference", "ratio ours, warm process / reference"):
+        (row,) = [line for line in done.stdout.splitlines() if ratio in line]
+        wall, cpu = (float(cell) for cell in row.split("|")[4:6])
+        assert wall > 0 and cpu > 0, row
+    assert "ours through the warm process: verdicts identical to ours cold" in done.stdout
+    assert "benchmark: warm process" in done.stderr and "started and warmed" in done.stderr

@@ -7,9 +7,12 @@ one starts real servers (`python -m ...warm_server`) to cover start-up and the r
 Clients are real `pytest --warm` subprocesses. Every server listens in a runtime folder
 under tmp_path, never in the user's own."""
 
+import contextlib
 import json
 import os
+import select
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -46,9 +49,11 @@ def socket_for(root: Path, env: dict) -> Path:
         os.environ.update(saved)
 
 
-def fork_server(root: Path, env: dict, idle_s: float = 120) -> tuple[int, Path]:
-    """A server forked from this warm process, serving `root` for clients with `env`."""
-    _warm_this_process()
+def fork_server(root: Path, env: dict, idle_s: float = 120, warm: bool = True) -> tuple[int, Path]:
+    """A server forked from this warm process, serving `root` for clients with `env`
+    (`warm=False`: this process is not warmed first, for a server that runs no pytest)."""
+    if warm:
+        _warm_this_process()
     path = socket_for(root, env)
     watch = warm_server.Watch()
     sys.stdout.flush()
@@ -332,3 +337,94 @@ def test_the_warm_process_lowers_the_groups_each_backend_lists(monkeypatch):
     monkeypatch.setattr(xnnpack, "PRIMING", [["xnnpack", "no_such_flow"]])
     with pytest.raises(registry.BackendError, match="names no_such_flow, not a known flow"):
         registry.priming_groups()
+
+
+def answered_and_closed(sock: socket.socket) -> bool:
+    """Whether the server closed the connection (after any answer) within a few seconds."""
+    sock.settimeout(10)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    return True
+
+
+def closed_by_server(read_end: int) -> bool:
+    """Whether the pipe's last write end (which the server received) is closed: EOF."""
+    ready, _, _ = select.select([read_end], [], [], 5)
+    return bool(ready) and os.read(read_end, 1) == b""
+
+
+def send_with_pipe(path: Path, payload: bytes, fd_count: int = 1) -> tuple[socket.socket, int]:
+    """A connection that sent `payload` with `fd_count` copies of a pipe's write end;
+    the read end (this process keeps no write end)."""
+    read_end, write_end = os.pipe()
+    sock = warm_client.connect(path)
+    socket.send_fds(sock, [payload], [write_end] * fd_count)
+    os.close(write_end)
+    return sock, read_end
+
+
+def test_a_bad_request_is_dropped_with_its_descriptors_and_the_server_serves_on(runtime,
+                                                                              tmp_path):
+    """A JSON list, text that is not JSON, an unknown op, a field of the wrong type and a
+    run with too few descriptors: each is refused, the descriptors sent with it closed,
+    and the server goes on; a stop's descriptors are closed too, while a session runs."""
+    env = client_env(runtime)
+    pid, path = fork_server(tmp_path, env, warm=False)
+    try:
+        for payload, fds in ((b"[1, 2]\n", 3), (b"{not json\n", 3), (b'{"op": "nonsense"}\n', 3),
+                             (b'{"op": "run", "argv": "x", "cwd": "/", "path": [], "env": {}}\n', 3),
+                             (b'{"op": "run", "argv": [], "cwd": "/", "path": [], "env": {}}\n', 1)):
+            sock, read_end = send_with_pipe(path, payload, fds)
+            with sock:
+                assert answered_and_closed(sock), payload
+            assert os.waitpid(pid, os.WNOHANG) == (0, 0), f"the server died of {payload!r}"
+            assert closed_by_server(read_end), f"descriptors kept after {payload!r}"
+            os.close(read_end)
+        # A session that runs until `go` exists keeps the server alive after a stop.
+        go = tmp_path / "go"
+        code = f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.05)\n"
+        null = os.open(os.devnull, os.O_RDWR)
+        session = warm_client.connect(path)
+        warm_client.send_message(session, {"op": "worker", "code": code, "cwd": "/",
+                                           "env": {}}, [null, null, null])
+        os.close(null)
+        started = next(warm_client.read_messages(session))
+        assert "child" in started, started
+        sock, read_end = send_with_pipe(path, b'{"op": "stop"}\n')
+        with sock:
+            assert answered_and_closed(sock)
+        assert closed_by_server(read_end), "descriptors kept after a stop"
+        os.close(read_end)
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the server left before its session"
+        go.touch()
+        with session:
+            assert [m.get("exit") for m in warm_client.read_messages(session)] == [0]
+        os.waitpid(pid, 0)
+    finally:
+        with contextlib.suppress(ChildProcessError, ProcessLookupError):
+            stop_server(pid)
+
+
+def test_a_slow_client_holds_up_no_other(runtime, pytester, monkeypatch):
+    """A client that connects and sends half a request: another's run is served at once,
+    and the slow one is dropped after the request time limit."""
+    from etsuite.backends.harness.warm import request as warm_request
+
+    monkeypatch.setattr(warm_request, "TIMEOUT_S", 5.0)  # the forked server inherits it
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    env = client_env(runtime)
+    pid, path = fork_server(pytester.path, env)
+    try:
+        with warm_client.connect(path) as slow:
+            slow.sendall(b'{"op": ')
+            started = time.monotonic()
+            run = warm_run(pytester.path, env, "test_one.py", "-n", "0", timeout=120)
+            took = time.monotonic() - started
+            assert (run.returncode, served_by(run)) == (0, str(pid)), run.stderr
+            assert took < 20, f"the run waited {took:.1f} s for the slow client"
+            assert answered_and_closed(slow), "the slow client was never dropped"
+    finally:
+        stop_server(pid)

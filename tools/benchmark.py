@@ -132,7 +132,7 @@ def run_pytest(label: str, args: list[str], scratch: str, warm: PrivateWarm | No
         capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = warm.note_run(completed.stderr) if warm else 0.0
+    server_cpu = warm.note_run() if warm else 0.0
     if not os.path.exists(report):
         sys.exit(f"benchmark: {label} wrote no report (exit {completed.returncode}):\n"
                  f"{completed.stdout[-3000:]}{completed.stderr[-3000:]}")
@@ -216,7 +216,7 @@ def start_warm(ours: list[str], flows: list[str], scratch: str) -> PrivateWarm:
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--collect-only", *ours, *flow_options, "--warm"],
                           capture_output=True, text=True, env=warm.env)
-    warm.note_run(done.stderr)
+    warm.note_run()
     if warm.server is None:
         warm.stop()
         sys.exit(f"benchmark: the warm process did not start (exit {done.returncode}):\n"

@@ -16,10 +16,13 @@ neither used nor stopped; it is stopped at the end.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import resource
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -45,10 +48,19 @@ def server_cpu_s(pid: int | None) -> float:
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def served_by(stderr: str) -> int | None:
-    for line in stderr.splitlines():
-        if line.startswith("etsuite: run in warm process "):
-            return int(line.split()[5])
+def listening_pid(runtime: str) -> int | None:
+    """The warm server listening in the runtime folder `runtime`: the process at the other
+    end of a connection to its socket (SO_PEERCRED: pid, uid, gid), whatever its module is
+    called; None when no socket there answers. (The server logs the empty connection.)"""
+    for path in sorted(glob.glob(os.path.join(runtime, "**", "*.sock"), recursive=True)):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+            except OSError:
+                continue
+            credentials = probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                           struct.calcsize("3i"))
+        return struct.unpack("3i", credentials)[0]
     return None
 
 
@@ -61,8 +73,9 @@ def summed_durations(report_path: str) -> tuple[int, float]:
 
 class PrivateWarm:
     """A warm process of its own for a benchmark: a private runtime folder (so a server the
-    user may have is neither used nor stopped), the server's pid once a run names it, and
-    its CPU seconds so far; `stop` ends it and removes the folder."""
+    user may have is neither used nor stopped), the server's pid once a run started it
+    (found by its socket), and its CPU seconds so far; `stop` ends it and removes the
+    folder."""
 
     def __init__(self):
         self.runtime = tempfile.mkdtemp(prefix="ewb", dir="/tmp")  # short: a socket path's limit
@@ -75,31 +88,16 @@ class PrivateWarm:
         """Before a warm run: the server's CPU seconds so far."""
         self._cpu_before = server_cpu_s(self.server)
 
-    def note_run(self, stderr: str) -> float:
-        """After a warm run: remember its server; the server CPU seconds to add to the
-        run's (all of a new server's, else what it spent since `begin`)."""
+    def note_run(self) -> float:
+        """After a warm run: remember its server (the one listening now); the server CPU
+        seconds to add to the run's (all of a new server's, else what it spent since
+        `begin`)."""
         before = self._cpu_before
-        server = served_by(stderr)
-        if server is None and "starting the warm process" in stderr:
-            server = self._listening_server()
+        server = listening_pid(self.runtime)
         if server != self.server:
             before = 0.0  # a new server: all of its CPU belongs to this run
         self.server = server
         return server_cpu_s(server) - before
-
-    def _listening_server(self) -> int | None:
-        """The server a first warm run started (it names none): the one process whose
-        command line holds this runtime folder."""
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                        line = handle.read().decode(errors="replace")
-                except OSError:
-                    continue
-                if "warm_server" in line and self.runtime in line:
-                    return int(entry)
-        return None
 
     def rss_mb(self) -> float:
         try:
@@ -140,7 +138,7 @@ class Runner:
         cpu = (after_children.ru_utime + after_children.ru_stime
                - before_children.ru_utime - before_children.ru_stime)
         if warm:
-            cpu += self.warm.note_run(done.stderr)
+            cpu += self.warm.note_run()
         if not os.path.exists(report):
             sys.exit(f"inner loop: {' '.join(args)} wrote no report (exit {done.returncode}):\n"
                      f"{done.stdout[-2000:]}{done.stderr[-2000:]}")

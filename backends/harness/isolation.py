@@ -9,6 +9,10 @@ SIGKILL, which works on native code, unlike a Python signal handler: `fail_timeo
 parent calls the `pytest_etsuite_child_lost` hook with the records received so far, and
 `verdicts.py` makes the report. This module imports nothing of the plugin.
 
+The test ends when the child exits, not when the pipe closes (a process the test forked
+may hold it open); then the processes it left and its scratch folder go with it
+(confinement.py).
+
 The child sets torch to one intra-op thread: the OpenMP pool of the parent does not
 survive fork, and using it would hang the child.
 """
@@ -24,12 +28,14 @@ import select
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
 import pytest
 from _pytest.runner import runtestprotocol
 
+from etsuite.backends.harness import confinement
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import Status
 
@@ -232,10 +238,16 @@ def localize_crash(item, subtest: int, stage: str, limit: float) -> dict | None:
 
 def _fork(item, limit: float) -> tuple[list, int, bool, float, str | None]:
     """Run the test's protocol in a forked child: its events, exit status, whether it
-    was killed at `limit`, the seconds it took and a fatal signal's faulthandler dump."""
+    was killed at `limit`, the seconds it took and a fatal signal's faulthandler dump.
+    The test is over when the child exits (a process it left behind may hold the pipe
+    open); then every process of its session is killed and its scratch folder removed
+    (confinement.py), whatever happened, an interrupt of this process included."""
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    scratch = confinement.make_scratch()
+    parent = os.getpid()
+    from_main_thread = threading.current_thread() is threading.main_thread()
     # Objects that exist now are never collected in the child: its garbage collector
     # would otherwise touch (and so copy) every page of the parent's heap.
     gc.freeze()
@@ -244,12 +256,17 @@ def _fork(item, limit: float) -> tuple[list, int, bool, float, str | None]:
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
+            confinement.enter(scratch, parent, die_with_parent=from_main_thread)
             _child_main(item, write_fd, dump_file)
         gc.unfreeze()  # the parent's own garbage stays collectable
         os.close(write_fd)
-        events, timed_out = _collect_events(read_fd, pid, started + limit)
-        os.close(read_fd)
-        _, status = os.waitpid(pid, 0)
+        try:
+            events, timed_out = _collect_events(read_fd, pid, started + limit)
+        finally:
+            confinement.end_session(pid)
+            os.close(read_fd)
+            _, status = os.waitpid(pid, 0)
+            confinement.remove_scratch(scratch)
         duration = time.monotonic() - started
         dump_file.seek(0)
         dump = dump_file.read().decode("utf-8", "replace").strip() or None
@@ -264,23 +281,64 @@ def _report_from_json(config, data: dict):
 
 
 def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool]:
-    """Read the child's newline-delimited JSON events until EOF or the deadline."""
+    """The child's newline-delimited JSON events until it exits (all it wrote is in the
+    pipe by then) or the deadline passes; whether the deadline passed. The child is not
+    reaped here."""
+    exited = _exit_watch(pid)
     buffer = b""
     events: list[dict] = []
+    watched = [read_fd, exited.fileno()] if exited else [read_fd]
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return events, True
+            ready, _, _ = select.select(watched, [], [],
+                                        min(remaining, 1.0 if exited else 0.05))
+            done = (exited.fileno() in ready) if exited else _has_exited(pid)
+            if read_fd in ready or done:
+                chunk = _read_available(read_fd)
+                if chunk is None:  # end of file: only the exit is left to wait for
+                    watched = [fd for fd in watched if fd != read_fd]
+                buffer += chunk or b""
+                *lines, buffer = buffer.split(b"\n")
+                events.extend(json.loads(line) for line in lines if line.strip())
+            if done:
+                return events, False
+    finally:
+        if exited:
+            exited.close()
+
+
+def _exit_watch(pid: int):
+    """A file that becomes readable when the child exits (Linux's pidfd); None elsewhere,
+    where the child is polled."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        return os.fdopen(os.pidfd_open(pid), "rb", buffering=0)
+    except OSError:
+        return None
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it."""
+    found = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return found is not None
+
+
+def _read_available(read_fd: int) -> bytes | None:
+    """What the pipe holds now, without waiting; None at end of file."""
+    os.set_blocking(read_fd, False)
+    chunks: list[bytes] = []
     while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            os.kill(pid, signal.SIGKILL)
-            return events, True
-        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-        if not ready:
-            continue
-        chunk = os.read(read_fd, 1 << 16)
+        try:
+            chunk = os.read(read_fd, 1 << 16)
+        except BlockingIOError:
+            return b"".join(chunks)
         if not chunk:
-            return events, False
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        events.extend(json.loads(line) for line in lines if line.strip())
+            return b"".join(chunks) if chunks else None
+        chunks.append(chunk)
 
 
 def _where_lost(events: list) -> tuple[int, str | None]:

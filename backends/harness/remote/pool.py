@@ -17,9 +17,10 @@ import contextlib
 import fcntl
 import os
 import re
-import tempfile
 import time
 from typing import Iterator, Sequence
+
+from etsuite.backends.harness import confinement
 
 
 class PoolExhausted(RuntimeError):
@@ -44,7 +45,8 @@ def device_lock_folder() -> str:
     runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
     if runtime_dir and os.path.isdir(runtime_dir):
         return os.path.join(runtime_dir, "etsuite-devices")
-    return os.path.join(tempfile.gettempdir(), f"etsuite-devices-{os.getuid()}")
+    # The session's, not a test's scratch folder: every test shares the locks.
+    return os.path.join(confinement.session_tmp(), f"etsuite-devices-{os.getuid()}")
 
 
 class DevicePool:

@@ -39,7 +39,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -77,7 +76,11 @@ def socket_path(folder: str, device: str, resident: Resident, exclusive: bool) -
 
 
 def _socket_folder() -> str:
-    base = tempfile.gettempdir()
+    # The session's temporary folder: a test's own is removed when the test ends, and the
+    # relay serves every test. (Imported here: the relay script stays standard library.)
+    from etsuite.backends.harness.confinement import session_tmp
+
+    base = session_tmp()
     if len(base) > 60:
         base = "/tmp"
     folder = os.path.join(base, f"etsuite-resident-{os.getuid()}")
@@ -138,10 +141,13 @@ def _start_relay(folder: str, path: str, resident: Resident) -> socket.socket:
         spec = json.dumps({"argv": list(resident.argv), "marked": resident.marked,
                            "preamble": resident.preamble.decode("latin-1")})
         log_path = _named(folder, path, ".log")
-        with open(log_path, "ab") as log:
+        from etsuite.backends.harness.confinement import outliving_environment
+
+        with open(log_path, "ab") as log:  # the relay outlives the test that starts it
             relay = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "--socket", path, "--watch", folder],
-                stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
+                stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,
+                env=outliving_environment())
         assert relay.stdin is not None
         relay.stdin.write(spec.encode())
         relay.stdin.close()

@@ -21,6 +21,10 @@ different interpreter, site folder or import-time environment variable is anothe
 (warm_client.environment_key).
 It exits after ETSUITE_WARM_IDLE seconds without a run (default 900).
 
+A request is read as it arrives and checked before it is served (warm/request.py): a
+slow or silent client holds up no other, and a malformed one is logged and dropped with
+the file descriptors it sent.
+
 Single-threaded on purpose: it forks, and a fork of a threaded process may inherit locks
 held by threads that do not exist in the child.
 """
@@ -29,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import selectors
 import signal
@@ -40,6 +43,8 @@ import time
 from pathlib import Path
 
 from etsuite.backends.harness.warm import client as warm_client
+from etsuite.backends.harness.warm.request import TIMEOUT_S as REQUEST_TIMEOUT_S
+from etsuite.backends.harness.warm.request import BadRequest, PendingRequest, close_fds
 
 IDLE_ENV = "ETSUITE_WARM_IDLE"
 DEFAULT_IDLE_S = 900.0
@@ -210,6 +215,7 @@ class Server:
         self.listener: socket.socket | None = None
         self.sessions: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> pid, conn
         self.interrupted: dict[int, float] = {}  # pid -> when SIGINT was sent
+        self.pending: set[PendingRequest] = set()  # connections whose request is coming
         self.last_active = time.monotonic()
 
     def listen(self) -> None:
@@ -244,7 +250,7 @@ class Server:
 
     def serve(self) -> None:
         while self.listener is not None or self.sessions:
-            if self.listener is not None and not self.sessions \
+            if self.listener is not None and not self.sessions and not self.pending \
                     and time.monotonic() - self.last_active > self.idle_s:
                 log(f"idle for {self.idle_s:.0f} s: exiting")
                 self.stop_listening()
@@ -254,45 +260,77 @@ class Server:
                     self.accept()
                 elif key.data == "session":
                     self.session_ended(key.fileobj)  # type: ignore[arg-type]
+                elif isinstance(key.data, PendingRequest):
+                    self.read_request(key.data)
                 else:
                     self.client_closed(key.data)
+            self.drop_late_requests()
             self.escalate_interrupts()
 
     def accept(self) -> None:
+        """A new connection, from this user only; its request is read as it arrives
+        (`read_request`), so a slow client holds up no other."""
         assert self.listener is not None
         try:
             conn, _ = self.listener.accept()
         except BlockingIOError:
             return
         self.last_active = time.monotonic()
-        conn.setblocking(True)
-        conn.settimeout(30)
         try:
             if peer_uid(conn) != os.getuid():
+                conn.settimeout(1)
                 warm_client.send_message(conn, {"error": "another user's process"})
                 conn.close()
                 return
-            request, fds = receive_request(conn)
-        except (OSError, ValueError) as error:
-            log(f"bad request: {error}")
+        except OSError as error:
+            log(f"refused a connection: {error}")
             conn.close()
             return
-        conn.settimeout(None)
-        if request.get("op") == "stop":
+        pending = PendingRequest(conn)
+        self.pending.add(pending)
+        self.selector.register(conn, selectors.EVENT_READ, pending)
+
+    def read_request(self, pending: PendingRequest) -> None:
+        try:
+            received = pending.read()
+        except BadRequest as error:
+            log(f"bad request: {error}")
+            self.forget(pending)
+            pending.close()
+            return
+        if received is None:
+            return
+        self.forget(pending)
+        self.serve_request(pending.conn, *received)
+
+    def drop_late_requests(self) -> None:
+        for pending in [p for p in self.pending if time.monotonic() > p.deadline]:
+            log(f"bad request: not complete within {REQUEST_TIMEOUT_S:.0f} s")
+            self.forget(pending)
+            pending.close()
+
+    def forget(self, pending: PendingRequest) -> None:
+        self.pending.discard(pending)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(pending.conn)
+
+    def serve_request(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
+        self.last_active = time.monotonic()
+        if request["op"] == "stop":
             log("asked to stop")
+            close_fds(fds)
             self.stop_listening()
             conn.close()
             return
         # A worker belongs to a run this server already checked and started.
-        changed = self.watch.changed() if request.get("op") == "run" else None
+        changed = self.watch.changed() if request["op"] == "run" else None
         if changed is not None:
             log(f"out of date: {changed}")
             self.stop_listening()
             with contextlib.suppress(OSError, KeyError, ValueError):
                 warm_client.send_message(conn, {"stale": changed, "server": os.getpid()})
             conn.close()
-            for fd in fds:
-                os.close(fd)
+            close_fds(fds)
             return
         self.fork_session(conn, request, fds)
 
@@ -306,6 +344,8 @@ class Server:
             conn.close()
             for _pid, other in self.sessions.values():
                 other.close()
+            for pending in self.pending:  # other clients' connections and descriptors
+                pending.close()
             run_session(request, fds, self.path)  # never returns
         for fd in fds:
             os.close(fd)
@@ -353,17 +393,6 @@ class Server:
                 with contextlib.suppress(OSError, KeyError, ValueError):
                     os.killpg(pid, signal.SIGKILL)
                 del self.interrupted[pid]
-
-
-def receive_request(conn: socket.socket) -> tuple[dict, list[int]]:
-    """One JSON line and the file descriptors sent with it."""
-    data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
-    while not data.endswith(b"\n"):
-        more = conn.recv(65536)
-        if not more:
-            raise ValueError("connection closed mid-request")
-        data += more
-    return json.loads(data), list(fds)
 
 
 def log(line: str) -> None:
