@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from etsuite.backends.harness.remote import exchange, native, resident
+from etsuite.backends.harness.remote import agent, exchange, native, resident
 from etsuite.backends.harness.remote.resident import Resident
 from etsuite.backends.harness.remote.spec import (
     RunnerSpec,
@@ -138,14 +138,9 @@ def _tar(files: dict[str, bytes], ustar: bool = False) -> bytes:
 
 
 def _untar(data: bytes, folder: str) -> None:
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-        for member in archive.getmembers():
-            name = os.path.basename(member.name)
-            source = archive.extractfile(member) if member.isfile() else None
-            if source is None or name in ("", ".", ".."):
-                continue
-            with open(os.path.join(folder, name), "wb") as handle:
-                shutil.copyfileobj(source, handle)
+    """An answer's tar into `folder` (agent.extract_flat: plain regular files only, under
+    the exchange's byte budget); ArchiveError when it is not such a tar."""
+    agent.extract_flat(io.BytesIO(data), folder)
 
 
 def _run(argv, spec: RunnerSpec, data: bytes = b"", shell: bool = False, env=None,
@@ -204,8 +199,8 @@ def _stream_exchange(argv: list[str], spec: RunnerSpec, data: bytes, marked: boo
         return Reply(folder, seconds, f"the agent exited {code}: {_tail(stderr)}")
     try:
         _untar(done.stdout, folder)
-    except tarfile.TarError as error:
-        return Reply(folder, seconds, f"the agent's answer is not a tar ({error}): {_tail(stderr)}")
+    except agent.ArchiveError as error:
+        return Reply(folder, seconds, f"the agent's answer is refused ({error}): {_tail(stderr)}")
     return Reply(folder, seconds)
 
 
@@ -240,8 +235,8 @@ def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: s
                      crashed_by=_signal_name(signalled) if signalled else None)
     try:
         _untar(answer["tar"], folder_out)
-    except tarfile.TarError as error:
-        return Reply(folder_out, answer["seconds"], f"the agent's answer is not a tar ({error})")
+    except agent.ArchiveError as error:
+        return Reply(folder_out, answer["seconds"], f"the agent's answer is refused ({error})")
     return Reply(folder_out, answer["seconds"])
 
 

@@ -1,0 +1,162 @@
+"""What a device, its agent or another user of the host sends is read through one checked
+reader per format and changes nothing it should not: an answer names files only inside its
+folder, an archive holds plain regular files under a byte budget, the relay survives an
+agent that breaks the protocol, and shared folders, sockets and locks are checked for their
+owner. Everything runs for real: files, tar archives made by GNU tar, fake agents as real
+processes, unix sockets, and (as root) another uid."""
+
+import io
+import json
+import os
+import subprocess
+import tarfile
+
+import pytest
+import torch
+
+from etsuite.backends.harness.contract.statuses import Status
+from etsuite.backends.harness.flows.runtimes import RuntimeStatus
+from etsuite.backends.harness.remote import agent, exchange
+from etsuite.backends.harness.remote.kinds import _untar, parse_spec
+from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
+
+OTHER_UID = 65534  # nobody: a co-user of the host, in the tests that need root
+
+
+def write_answer(folder, outputs=(), **fields) -> None:
+    folder.mkdir(exist_ok=True)
+    manifest = {"format": exchange.FORMAT, "version": 1, "status": "ok", "outputs": list(outputs),
+                **fields}
+    (folder / exchange.MANIFEST).write_text(json.dumps(manifest))
+
+
+def read_answer(folder) -> list:
+    return exchange.read_values(str(folder), exchange.read_manifest(str(folder))["outputs"])
+
+
+@pytest.mark.parametrize("name", ["/etc/hostname", "../../../../../../etc/hostname",
+                                  "sub/output_0.bin", ".."])
+def test_an_answer_names_no_file_outside_its_folder(tmp_path, name):
+    size = os.path.getsize("/etc/hostname")
+    write_answer(tmp_path / "out", [{"file": name, "shape": [size], "dtype": "uint8"}])
+    with pytest.raises(exchange.ExchangeError, match="is not a plain file name"):
+        read_answer(tmp_path / "out")
+
+
+def test_an_answer_file_that_links_out_or_is_no_regular_file_is_refused(tmp_path):
+    out = tmp_path / "out"
+    size = os.path.getsize("/etc/hostname")
+    write_answer(out, [{"file": "output_0.bin", "shape": [size], "dtype": "uint8"}])
+    (out / "output_0.bin").symlink_to("/etc/hostname")
+    with pytest.raises(exchange.ExchangeError, match="cannot open .*output_0.bin"):
+        read_answer(out)
+    (out / "output_0.bin").unlink()
+    os.mkfifo(out / "output_0.bin")  # opened without blocking, then refused
+    with pytest.raises(exchange.ExchangeError, match="is not a regular file"):
+        read_answer(out)
+
+
+def test_an_answer_file_of_another_size_than_declared_is_refused(tmp_path):
+    out = tmp_path / "out"
+    write_answer(out, [{"file": "output_0.bin", "shape": [1 << 40, 1 << 40], "dtype": "float32"}])
+    (out / "output_0.bin").write_bytes(b"\0" * 16)
+    with pytest.raises(exchange.ExchangeError, match="more than the .* an answer may hold"):
+        read_answer(out)
+    write_answer(out, [{"file": "output_0.bin", "shape": [3], "dtype": "float32"}])
+    with pytest.raises(exchange.ExchangeError, match="holds 16 bytes, not 12"):
+        read_answer(out)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"timings": {"run": float("nan")}}, "NaN is not a number JSON allows"),
+    ({"timings": {"run": "fast"}}, '"timings" is not an object of seconds'),
+    ({"cost": [1]}, '"cost" is not an object'),
+    ({"error": {"x": 1}}, "'error' is not a string"),
+    ({"outputs": [{"file": "o", "dtype": "float32", "shape": [-1]}]}, "sizes >= 0"),
+    ({"outputs": [{"file": "o", "dtype": "__class__", "shape": []}]}, "unknown dtype"),
+    ({"outputs": "x"}, "'outputs' is not a list of objects"),
+])
+def test_a_malformed_answer_is_one_clear_error(tmp_path, fields, message):
+    write_answer(tmp_path / "out", **{"outputs": [], **fields})
+    with pytest.raises(exchange.ExchangeError, match=message):
+        read_answer(tmp_path / "out")
+
+
+def test_a_hostile_answer_through_a_runner_is_fail_infra_naming_why(tmp_path):
+    """A real `cmd:` runner answering with a manifest that points at a host file: the
+    subtest ends fail_infra, no host file is read as an output."""
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "import json, sys\n"
+        "json.dump({'status': 'ok', 'outputs': [{'file': '/etc/hostname', 'shape': [1],"
+        " 'dtype': 'uint8'}]}, open(sys.argv[1] + '/manifest.json', 'w'))\n")
+    spec = parse_spec(f"cmd:python3 {script} {{outputs}} {{pte}}")
+    runtime = RunnerRuntime((spec,), str(tmp_path / "pool"))
+    with pytest.raises(RuntimeStatus) as raised:
+        runtime.execute(Job(b"pte", []), [torch.ones(2)])
+    assert raised.value.status is Status.FAIL_INFRA
+    assert "'/etc/hostname' is not a plain file name" in str(raised.value)
+
+
+# ---------------------------------------------------------------- archives
+
+def gnu_tar(folder, *arguments) -> bytes:
+    subprocess.run(["tar", *arguments, "-cf", "archive.tar", "member"], cwd=folder, check=True)
+    return (folder / "archive.tar").read_bytes()
+
+
+@pytest.mark.parametrize("form", ["gnu", "pax"])
+def test_a_sparse_tar_writes_nothing(tmp_path, form):
+    """10 KiB of GNU tar that declare 64 MiB: refused before a byte is written."""
+    (tmp_path / "member").write_bytes(b"")
+    os.truncate(tmp_path / "member", 64 << 20)
+    data = gnu_tar(tmp_path, "--sparse", f"--format={form}")
+    assert len(data) <= 10240
+    (tmp_path / "out").mkdir()
+    with pytest.raises(agent.ArchiveError, match="is not a regular file"):
+        _untar(data, str(tmp_path / "out"))
+    assert os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_tar_of_links_is_refused(tmp_path, link):
+    if link == "symbolic":
+        (tmp_path / "member").symlink_to("/etc/hostname")
+    else:
+        (tmp_path / "target").write_text("x")
+        os.link(tmp_path / "target", tmp_path / "member")
+    subprocess.run(["tar", "-cf", "archive.tar", "target", "member"] if link == "hard"
+                   else ["tar", "-cf", "archive.tar", "member"], cwd=tmp_path, check=True)
+    (tmp_path / "out").mkdir()
+    with pytest.raises(agent.ArchiveError):
+        _untar((tmp_path / "archive.tar").read_bytes(), str(tmp_path / "out"))
+    assert not (tmp_path / "out" / "member").exists()
+
+
+def tar_of(members: dict[str, bytes], kind=tarfile.REGTYPE) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.type = len(data), kind
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", ["/tmp/etsuite-absolute", "../escaped", "a/../../b", "dir/x"])
+def test_a_tar_member_with_a_path_is_refused(tmp_path, name):
+    (tmp_path / "out").mkdir()
+    with pytest.raises(agent.ArchiveError, match="is not a plain file name"):
+        _untar(tar_of({name: b"x"}), str(tmp_path / "out"))
+    assert os.listdir(tmp_path / "out") == [] and not os.path.exists("/tmp/etsuite-absolute")
+
+
+def test_a_tar_over_the_byte_budget_is_refused(tmp_path):
+    (tmp_path / "out").mkdir()
+    with pytest.raises(agent.ArchiveError, match="more than 1000 bytes"):
+        agent.extract_flat(io.BytesIO(tar_of({"a": b"x" * 600, "b": b"y" * 600})),
+                           str(tmp_path / "out"), budget=1000)
+    assert os.path.getsize(tmp_path / "out" / "a") == 600
+    assert not (tmp_path / "out" / "b").exists()
+    with pytest.raises(agent.ArchiveError, match="not a regular file"):
+        _untar(tar_of({"dev": b""}, tarfile.CHRTYPE), str(tmp_path / "out"))
