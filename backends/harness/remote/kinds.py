@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
+from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import agent, exchange, native, resident
 from etsuite.backends.harness.remote.resident import Resident
 from etsuite.backends.harness.remote.spec import (
@@ -218,17 +219,21 @@ def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: s
     keeps one (`kind.resident(spec)`); None when it does not (the kind's own exchange
     runs). `folder`: the run's pool folder, where the relay's socket lives."""
     keeping = getattr(kind, "resident", None)
-    agent = keeping(spec) if keeping is not None else None
-    if agent is None:
+    keeper = keeping(spec) if keeping is not None else None
+    if keeper is None:
         return None
     try:
-        answer = resident.exchange(folder, spec.name, agent, spec.exclusive,
+        answer = resident.exchange(folder, spec.name, keeper, spec.exclusive,
                                    _tar(files, ustar=True), spec.timeout)
+    except NotPrivate:
+        raise  # another user's folder or relay: not the device's fault (runtime.py)
     except (OSError, ValueError) as error:
         raise DeviceLost(f"its resident agent: {error}") from None
     if answer["status"] == "lost":
         raise DeviceLost(answer.get("detail") or "its resident agent is lost")
     folder_out = tempfile.mkdtemp(prefix="etsuite-out-")
+    if answer["status"] == "broken":  # no manifest: the runtime says fail_infra, with why
+        return Reply(folder_out, answer["seconds"], answer.get("detail") or "a broken answer")
     if answer["status"] == "crashed":
         signalled = answer.get("signal")
         return Reply(folder_out, answer["seconds"], answer.get("detail", ""),
