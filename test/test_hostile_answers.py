@@ -10,13 +10,15 @@ import json
 import os
 import subprocess
 import tarfile
+import tempfile
+import time
 
 import pytest
 import torch
 
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import RuntimeStatus
-from etsuite.backends.harness.remote import agent, exchange
+from etsuite.backends.harness.remote import agent, exchange, resident
 from etsuite.backends.harness.remote.kinds import _untar, parse_spec
 from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
 
@@ -160,3 +162,102 @@ def test_a_tar_over_the_byte_budget_is_refused(tmp_path):
     assert not (tmp_path / "out" / "b").exists()
     with pytest.raises(agent.ArchiveError, match="not a regular file"):
         _untar(tar_of({"dev": b""}, tarfile.CHRTYPE), str(tmp_path / "out"))
+
+
+# ---------------------------------------------------------------- the relay
+
+FAKE_AGENT = r'''#!/usr/bin/env python3
+"""A resident agent that breaks the protocol as its `modes` file says: one mode per
+start (the last one repeats); "ok" serves every job with an empty "ok" answer."""
+import io, json, os, sys, tarfile, time
+
+here = os.path.dirname(os.path.abspath(__file__))
+modes = open(os.path.join(here, "modes")).read().split()
+count_file = os.path.join(here, "starts")
+starts = int(open(count_file).read()) if os.path.exists(count_file) else 0
+open(count_file, "w").write(str(starts + 1))
+mode = modes[min(starts, len(modes) - 1)]
+out = sys.stdout.buffer
+if mode == "ready-list":
+    out.write(b"ready [1, 2]\n")
+    out.flush()
+    time.sleep(60)
+out.write(b'ready {"versions": [1, 2]}\n')
+out.flush()
+buffer = io.BytesIO()
+with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+    data = json.dumps({"status": "ok", "outputs": []}).encode()
+    info = tarfile.TarInfo("manifest.json")
+    info.size = len(data)
+    archive.addfile(info, io.BytesIO(data))
+answer = buffer.getvalue()
+for line in sys.stdin.buffer:
+    sys.stdin.buffer.read(int(line.split()[1]))
+    if mode == "ok":
+        out.write(b"done %d\n" % len(answer) + answer)
+    elif mode == "done-abc":
+        out.write(b"done abc\n")
+    elif mode == "done-huge":
+        out.write(b"done 1000000000000\n")
+    elif mode == "cut-short":
+        out.write(b"done %d\n" % len(answer) + answer[:100])
+    elif mode == "no-newline":
+        out.write(b"done 5")
+    out.flush()
+    if mode != "ok":
+        time.sleep(60)
+'''
+
+
+@pytest.fixture
+def fake_agent(tmp_path, monkeypatch):
+    """fake_agent(*modes) -> the path of a fake agent that starts in those modes; the
+    relay's socket folder is under tmp_path (not the host's shared one)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    script = folder / "fake_agent.py"
+    script.write_text(FAKE_AGENT)
+    script.chmod(0o755)
+
+    def make(*modes):
+        (folder / "modes").write_text(" ".join(modes))
+        return str(script)
+
+    yield make
+    resident.stop_relays(str(tmp_path / "pool"))
+
+
+@pytest.mark.parametrize("modes, status, detail", [
+    (("ready-list", "ready-list", "ok"), "lost", "its first line is not `ready"),
+    (("done-abc", "ok"), "broken", "its answer is not `done SIZE`"),
+    (("done-huge", "ok"), "broken", "its answer is not `done SIZE`"),
+    (("cut-short", "ok"), "broken", "the answer stopped after 100 of its"),
+    (("no-newline", "ok"), "lost", "no answer within 2 s"),
+])
+def test_a_relay_survives_an_agent_that_breaks_the_protocol(tmp_path, fake_agent, modes,
+                                                            status, detail):
+    """A bad line, a size that is no count or over the budget, an answer cut short or
+    never finished: that job ends within its time limit with the reason, and the same
+    relay serves the next job with a new agent."""
+    keeper = resident.Resident((fake_agent(*modes),))
+    pool = str(tmp_path / "pool")
+    begun = time.monotonic()
+    first = resident.exchange(pool, "ssh://d", keeper, True, b"job", 2)
+    assert time.monotonic() - begun < 20
+    assert first["status"] == status and detail in first["detail"], first
+    relay_socket = resident.socket_path(pool, "ssh://d", keeper, True)
+    inode = os.stat(relay_socket).st_ino
+    second = resident.exchange(pool, "ssh://d", keeper, True, b"job", 2)
+    assert second["status"] == "done" and second["started"], second
+    assert os.stat(relay_socket).st_ino == inode  # the relay that answered first
+
+
+def test_a_protocol_break_is_fail_infra_through_the_runtime(tmp_path, fake_agent):
+    spec = parse_spec(f"process?python={fake_agent('done-abc', 'ok')}&timeout=5")
+    runtime = RunnerRuntime((spec,), str(tmp_path / "pool"))
+    with pytest.raises(RuntimeStatus) as raised:
+        runtime.execute(Job(b"pte", []), [torch.ones(2)])
+    assert raised.value.status is Status.FAIL_INFRA
+    assert "the agent broke the protocol: its answer is not `done SIZE`" in str(raised.value)
+    assert runtime.execute(Job(b"pte", []), [torch.ones(2)]) == []  # the next job runs
