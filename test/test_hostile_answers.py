@@ -8,10 +8,15 @@ processes, unix sockets, and (as root) another uid."""
 import io
 import json
 import os
+import shutil
+import socket
 import subprocess
+import sys
 import tarfile
 import tempfile
+import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +25,7 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import RuntimeStatus
 from etsuite.backends.harness.remote import agent, exchange, resident
 from etsuite.backends.harness.remote.kinds import _untar, parse_spec
+from etsuite.backends.harness.remote.pool import DevicePool
 from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
 
 OTHER_UID = 65534  # nobody: a co-user of the host, in the tests that need root
@@ -213,7 +219,8 @@ for line in sys.stdin.buffer:
 def fake_agent(tmp_path, monkeypatch):
     """fake_agent(*modes) -> the path of a fake agent that starts in those modes; the
     relay's socket folder is under tmp_path (not the host's shared one)."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    short = tempfile.mkdtemp(prefix="etsuite-t-", dir="/tmp")  # a socket path stays short
+    monkeypatch.setattr(tempfile, "tempdir", short)
     folder = tmp_path / "agent"
     folder.mkdir()
     script = folder / "fake_agent.py"
@@ -226,6 +233,7 @@ def fake_agent(tmp_path, monkeypatch):
 
     yield make
     resident.stop_relays(str(tmp_path / "pool"))
+    shutil.rmtree(short)
 
 
 @pytest.mark.parametrize("modes, status, detail", [
@@ -261,3 +269,118 @@ def test_a_protocol_break_is_fail_infra_through_the_runtime(tmp_path, fake_agent
     assert raised.value.status is Status.FAIL_INFRA
     assert "the agent broke the protocol: its answer is not `done SIZE`" in str(raised.value)
     assert runtime.execute(Job(b"pte", []), [torch.ones(2)]) == []  # the next job runs
+
+
+# ---------------------------------------------------------------- a co-user of the host
+
+needs_root = pytest.mark.skipif(os.getuid() != 0, reason="makes files of another uid: root")
+
+
+def as_other_user(folder) -> None:
+    os.chown(folder, OTHER_UID, OTHER_UID)
+    os.chmod(folder, 0o777)
+
+
+@needs_root
+def test_a_relay_socket_folder_another_user_made_is_refused(tmp_path, fake_agent):
+    keeper = resident.Resident((fake_agent("ok"),))
+    planted = Path(tempfile.gettempdir()) / f"etsuite-resident-{os.getuid()}"
+    planted.mkdir()
+    as_other_user(planted)
+    with pytest.raises(PermissionError, match="is not a folder of this user's only"):
+        resident.exchange(str(tmp_path / "pool"), "ssh://d", keeper, True, b"job", 5)
+    assert os.listdir(planted) == []
+
+
+FORGED_RELAY = r'''
+import json, os, socket, sys
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+os.setresuid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
+listener.listen(1)  # the kernel keeps the uid of this moment for the peer to see
+print("listening", flush=True)
+connection, _ = listener.accept()
+connection.sendall(json.dumps({"status": "done", "size": 0}).encode() + b"\n")
+connection.close()
+'''
+
+
+@needs_root
+def test_a_relay_of_another_user_is_not_believed(tmp_path, fake_agent):
+    """A socket whose listener runs as another uid: the client refuses its answer."""
+    keeper = resident.Resident((fake_agent("ok"),))
+    pool = str(tmp_path / "pool")
+    path = resident.socket_path(pool, "ssh://d", keeper, True)
+    forged = subprocess.Popen([sys.executable, "-c", FORGED_RELAY, path, str(OTHER_UID)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert forged.stdout is not None and forged.stdout.readline() == "listening\n"
+        with pytest.raises(PermissionError, match=f"is held by uid {OTHER_UID}"):
+            resident.exchange(pool, "ssh://d", keeper, True, b"job", 5)
+    finally:
+        forged.kill()
+        forged.wait()
+
+
+INTRUDER = r'''
+import json, os, socket, sys
+os.setresuid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
+connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+connection.connect(sys.argv[1])
+try:
+    connection.sendall(json.dumps({"timeout": 5, "size": 0}).encode() + b"\n")
+    print(repr(connection.makefile("rb").read()[:80]))
+except OSError as error:  # the relay closed the connection at once
+    print(type(error).__name__)
+'''
+
+
+@needs_root
+def test_a_relay_serves_no_other_user(tmp_path, fake_agent):
+    """The relay's socket reachable by anyone (a careless folder): a connection from
+    another uid gets nothing, and starts no agent."""
+    script = fake_agent("ok")
+    shared = tempfile.mkdtemp(prefix="etsuite-test-relay-", dir="/tmp")  # one the uid reaches
+    os.chmod(shared, 0o755)
+    path = os.path.join(shared, "relay.sock")
+    spec = {"argv": [script], "marked": False, "preamble": ""}
+    relay = threading.Thread(target=resident.serve, args=(path, shared, spec), daemon=True)
+    relay.start()
+    for _ in range(200):
+        if os.path.exists(path):
+            break
+        time.sleep(0.01)
+    os.chmod(path, 0o777)
+    done = subprocess.run([sys.executable, "-c", INTRUDER, path, str(OTHER_UID)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() in ("b''", "BrokenPipeError", "ConnectionResetError"), \
+        done.stdout + done.stderr
+    assert not (tmp_path / "agent" / "starts").exists()  # no agent was started for it
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as own:
+        own.connect(path)
+        own.sendall(b'{"stop": true}\n')
+    relay.join(10)
+    assert not relay.is_alive()
+    shutil.rmtree(shared)
+
+
+def test_a_device_lock_that_is_a_link_is_not_followed(tmp_path):
+    locks = tmp_path / "locks"
+    locks.mkdir(mode=0o700)
+    (locks / "ssh_d1.lock").symlink_to(tmp_path / "victim")
+    with pytest.raises(PermissionError, match="lock file .*ssh_d1.lock"):
+        with DevicePool(str(tmp_path / "run"), str(locks)).acquire(["ssh://d1"]):
+            pass
+    assert not (tmp_path / "victim").exists()
+
+
+@needs_root
+def test_a_device_lock_folder_another_user_made_is_refused(tmp_path):
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    as_other_user(locks)
+    with pytest.raises(PermissionError, match="is not a folder of this user's only"):
+        with DevicePool(str(tmp_path / "run"), str(locks)).acquire(["ssh://d1"]):
+            pass
+    assert os.listdir(locks) == []

@@ -51,7 +51,8 @@ def peer_uid(connection: socket.socket) -> int:
         return os.getuid()
     credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                         struct.calcsize("3i"))
-    return struct.unpack("3i", credentials)[2]
+    _pid, uid, _gid = struct.unpack("3i", credentials)
+    return uid
 
 
 def check_peer(connection: socket.socket, what: str) -> None:
