@@ -8,6 +8,7 @@ processes, unix sockets, and (as root) another uid."""
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -24,9 +25,10 @@ import torch
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import RuntimeStatus
 from etsuite.backends.harness.remote import agent, exchange, resident
-from etsuite.backends.harness.remote.kinds import _untar, parse_spec
+from etsuite.backends.harness.remote.kinds import _untar, adb_commands, parse_spec, ssh_argv
 from etsuite.backends.harness.remote.pool import DevicePool
 from etsuite.backends.harness.remote.runtime import Job, RunnerRuntime
+from etsuite.backends.harness.remote.spec import SpecError
 
 OTHER_UID = 65534  # nobody: a co-user of the host, in the tests that need root
 
@@ -384,3 +386,35 @@ def test_a_device_lock_folder_another_user_made_is_refused(tmp_path):
         with DevicePool(str(tmp_path / "run"), str(locks)).acquire(["ssh://d1"]):
             pass
     assert os.listdir(locks) == []
+
+
+# ---------------------------------------------------------------- specs an operator writes
+
+@pytest.mark.parametrize("spec, message", [
+    ("ssh://-oProxyCommand=touch", "a host or user cannot start with '-'"),
+    ("ssh://-F@host", "a host or user cannot start with '-'"),
+    ("adb://-e?runner=/r", "a host or user cannot start with '-'"),
+    ("ssh://host?timeout=inf", "timeout wants a positive number of seconds, at most"),
+    ("ssh://host?connect_timeout=1e308", "connect_timeout wants a positive number"),
+    ("process?timeout=nan", "timeout wants a positive number of seconds"),
+    ("adb://s?runner=/r&dir=/", "dir wants an absolute folder on the device other than /"),
+    ("adb://s?runner=/r&dir=sdcard", "dir wants an absolute folder"),
+    ("adb://s?runner=/r&dir=/sdcard/../data", "without . or .."),
+])
+def test_a_spec_that_would_misuse_a_tool_is_refused(spec, message):
+    with pytest.raises(SpecError, match=re.escape(message)):
+        parse_spec(spec)
+
+
+def test_the_ssh_host_goes_after_the_end_of_options():
+    argv = ssh_argv(parse_spec("ssh://me@mac1:2222"), "true")
+    assert argv[-3:] == ["--", "mac1", "true"]
+
+
+def test_adb_removes_only_the_jobs_own_folder():
+    """`dir=/sdcard` is a folder the job's own subfolder goes in: nothing else of it is
+    removed (before, `rm -rf /sdcard` ran at the start and end of every job)."""
+    spec = parse_spec("adb://s?runner=/r&dir=/sdcard")
+    steps = adb_commands(spec, "/tmp/job", ["program.pte"], "/tmp/out", "etsuite-adb-x1")
+    removals = [argv[-1] for argv, _ in steps if "rm " in argv[-1]]
+    assert removals == ["rm -rf /sdcard/etsuite-adb-x1"]
