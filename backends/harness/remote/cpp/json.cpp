@@ -47,8 +47,13 @@ class Reader {
     skip_space();
     if (at_ >= text_.size()) fail("unexpected end");
     char c = text_[at_];
-    if (c == '{') return object();
-    if (c == '[') return array();
+    if (c == '{' || c == '[') {
+      // nesting is bounded, so a hostile document cannot overflow the stack
+      if (++depth_ > kMaxDepth) fail("more than " + std::to_string(kMaxDepth) + " levels of nesting");
+      Json value = c == '{' ? object() : array();
+      --depth_;
+      return value;
+    }
     if (c == '"') return Json(string());
     if (take("true")) return Json(true);
     if (take("false")) return Json(false);
@@ -151,8 +156,10 @@ class Reader {
     return Json(std::strtod(digits.c_str(), nullptr));
   }
 
+  static constexpr int kMaxDepth = 256;
   const std::string& text_;
   size_t at_ = 0;
+  int depth_ = 0;
 };
 
 void write_string(std::string& out, const std::string& text) {
