@@ -418,3 +418,33 @@ def test_adb_removes_only_the_jobs_own_folder():
     steps = adb_commands(spec, "/tmp/job", ["program.pte"], "/tmp/out", "etsuite-adb-x1")
     removals = [argv[-1] for argv, _ in steps if "rm " in argv[-1]]
     assert removals == ["rm -rf /sdcard/etsuite-adb-x1"]
+
+
+# ---------------------------------------------------------------- the agents' job sizes
+
+def serve_one_line(argv: list, line: bytes) -> subprocess.CompletedProcess:
+    """An agent in --serve mode given one `job` line after its `ready` line."""
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stdin is not None
+    assert process.stdout.readline().startswith(b"ready ")
+    stdout, stderr = process.communicate(line, timeout=60)
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", [b"job -1\n", b"job 99999999999999\n"])
+def test_the_native_runner_refuses_a_job_size_out_of_range(line):
+    from etsuite.backends.harness.remote import native
+
+    done = serve_one_line([str(native.ensure_binary()), "--serve"], line)
+    assert done.returncode == 2, done.stderr  # a usage error, not an abort
+    assert b"expected 'job SIZE' with SIZE a count up to 4294967296" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", [b"job 99999999999999\n", b"job -1\n"])
+def test_the_python_agent_refuses_a_job_size_out_of_range(line):
+    done = serve_one_line([sys.executable, agent.__file__, "--serve"], line)
+    assert done.returncode == 1
+    assert b"expected 'job SIZE' with SIZE at most 4294967296" in done.stderr
