@@ -83,7 +83,7 @@ def test_fuzz_written_values_read_back_the_same(tmp_path_factory, values):
         manifest = json.loads(files[exchange.MANIFEST])
         found = exchange.read_values(str(folder), manifest["inputs"])
         assert len(found) == len(values)
-        for value, back in zip(values, found):
+        for value, back in zip(values, found, strict=True):
             if isinstance(value, torch.Tensor):
                 assert back.dtype == value.dtype and back.shape == value.shape
                 assert exchange.tensor_bytes(back) == exchange.tensor_bytes(value)

@@ -266,7 +266,7 @@ def extract_flat(source, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
     names, each once, at most `budget` bytes together; anything else (a link, a device, a
     sparse file, a folder, `..`) is an ArchiveError before a byte of it is written.
     Returns the names written."""
-    written = []
+    written: list = []
     total = 0
     try:
         with tarfile.open(fileobj=source, mode="r|") as archive:
