@@ -100,12 +100,17 @@ def test_a_hostile_answer_through_a_runner_is_fail_infra_naming_why(tmp_path):
         "import json, sys\n"
         "json.dump({'status': 'ok', 'outputs': [{'file': '/etc/hostname', 'shape': [1],"
         " 'dtype': 'uint8'}]}, open(sys.argv[1] + '/manifest.json', 'w'))\n")
-    spec = parse_spec(f"cmd:python3 {script} {{outputs}} {{pte}}")
-    runtime = RunnerRuntime((spec,), str(tmp_path / "pool"))
+    runtime = RunnerRuntime((parse_spec(f"cmd:python3 {script} {{outputs}} {{pte}}"),),
+                            str(tmp_path / "pool"))
+    assert "'/etc/hostname' is not a plain file name" in fail_infra_of(runtime)
+
+
+def fail_infra_of(runtime: RunnerRuntime) -> str:
+    """The message of the fail_infra one job on `runtime` ends with."""
     with pytest.raises(RuntimeStatus) as raised:
         runtime.execute(Job(b"pte", []), [torch.ones(2)])
-    assert raised.value.status is Status.FAIL_INFRA
-    assert "'/etc/hostname' is not a plain file name" in str(raised.value)
+    assert raised.value.status is Status.FAIL_INFRA, raised.value
+    return str(raised.value)
 
 
 # ---------------------------------------------------------------- archives
@@ -266,10 +271,7 @@ def test_a_relay_survives_an_agent_that_breaks_the_protocol(tmp_path, fake_agent
 def test_a_protocol_break_is_fail_infra_through_the_runtime(tmp_path, fake_agent):
     spec = parse_spec(f"process?python={fake_agent('done-abc', 'ok')}&timeout=5")
     runtime = RunnerRuntime((spec,), str(tmp_path / "pool"))
-    with pytest.raises(RuntimeStatus) as raised:
-        runtime.execute(Job(b"pte", []), [torch.ones(2)])
-    assert raised.value.status is Status.FAIL_INFRA
-    assert "the agent broke the protocol: its answer is not `done SIZE`" in str(raised.value)
+    assert "the agent broke the protocol: its answer is not `done SIZE`" in fail_infra_of(runtime)
     assert runtime.execute(Job(b"pte", []), [torch.ones(2)]) == []  # the next job runs
 
 
