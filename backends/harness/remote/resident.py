@@ -282,6 +282,7 @@ class _Agent:
             self.kill()
             code = self.process.wait()
         self.drain.join(timeout=2)  # the end of stderr: the mark, the last messages
+        self.close_pipes()
         if self.marked:  # the remote shell's status, when the connection held
             marks = [line.split(EXIT_MARK, 1)[1].strip() for line in list(self.stderr)
                      if EXIT_MARK in line]
@@ -298,6 +299,9 @@ class _Agent:
         except OSError:
             pass
         self.process.wait()
+        self.close_pipes()
+
+    def close_pipes(self) -> None:
         for pipe in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
