@@ -122,7 +122,7 @@ manifests = st.fixed_dictionaries(
               "stage": json_values, "runtime": json_values})
 
 
-@fuzz_settings(examples_per_second=100)
+@fuzz_settings(examples_per_second=30)
 @given(manifest=manifests, raw=st.none() | st.binary(max_size=200),
        sizes=st.lists(st.integers(0, 64), min_size=2, max_size=2))
 def test_fuzz_an_answer_is_read_or_refused_inside_its_folder(tmp_path_factory, manifest, raw,
