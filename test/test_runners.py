@@ -678,13 +678,17 @@ def test_a_device_runs_one_program_at_a_time_across_processes(tmp_path):
 def test_adb_exchange_pushes_runs_and_pulls():
     """Written for a device, not run here (no device): the commands it would run."""
     spec = parse_spec("adb://emulator-5554?runner=/data/local/tmp/etsuite_runner")
-    steps = adb_commands(spec, "/tmp/job", ["input_0.bin", "manifest.json", "program.pte"], "/tmp/out")
+    steps = adb_commands(spec, "/tmp/job", ["input_0.bin", "manifest.json", "program.pte"],
+                         "/tmp/out", "etsuite-adb-1")
     assert [step for _, step in steps] == ["prepare", "push", "run", "pull", "clean"]
+    own = "/data/local/tmp/etsuite/etsuite-adb-1"  # the job's own folder: made, then removed
+    assert steps[0][0][-1] == (f"mkdir -p /data/local/tmp/etsuite && mkdir {own} {own}/job "
+                               f"{own}/out")
     push = steps[1][0]
     assert push[:4] == ["adb", "-s", "emulator-5554", "push"]
-    assert push[-1] == "/data/local/tmp/etsuite/job/" and "/tmp/job/program.pte" in push
+    assert push[-1] == f"{own}/job/" and "/tmp/job/program.pte" in push
     run = steps[2][0][-1]
-    assert run.startswith("cd /data/local/tmp/etsuite && /data/local/tmp/etsuite_runner "
-                          "/data/local/tmp/etsuite/job/program.pte "
-                          "/data/local/tmp/etsuite/job/manifest.json /data/local/tmp/etsuite/out")
-    assert steps[3][0][-2:] == ["/data/local/tmp/etsuite/out/.", "/tmp/out"]
+    assert run.startswith(f"cd {own} && /data/local/tmp/etsuite_runner {own}/job/program.pte "
+                          f"{own}/job/manifest.json {own}/out")
+    assert steps[3][0][-2:] == [f"{own}/out/.", "/tmp/out"]
+    assert steps[4][0][-1] == f"rm -rf {own}"

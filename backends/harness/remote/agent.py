@@ -243,18 +243,53 @@ def execute_job(pte_path: str, manifest_path: str, out: str) -> dict:
     return result
 
 
-def _extract_flat(archive: tarfile.TarFile, folder: str) -> None:
-    """Regular files with plain names only: a job never needs more, and nothing can land
-    outside `folder`."""
-    for member in archive:
-        name = os.path.basename(member.name)
-        if not member.isfile() or not name or name in (".", ".."):
-            continue
-        source = archive.extractfile(member)
-        if source is None:
-            continue
-        with open(os.path.join(folder, name), "wb") as handle:
-            shutil.copyfileobj(source, handle)
+# What one archive of the exchange (a job, or an answer) may hold, together: more is
+# refused before it is written, so a hostile tar cannot fill the disk.
+MAX_ARCHIVE_BYTES = 4 << 30
+MAX_ARCHIVE_FILES = 4096
+PLAIN_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE)
+
+
+class ArchiveError(ValueError):
+    """An archive the exchange format does not allow; the message says what is wrong."""
+
+
+def plain_name(name) -> bool:
+    """A file name that stays inside its folder: no separator, not `.` or `..`."""
+    return isinstance(name, str) and name not in ("", ".", "..") \
+        and not any(c in name for c in "/\\\0")
+
+
+def extract_flat(source, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
+    """The one reader of the exchange's tar archives (jobs on the device, answers on the
+    host): each member into `folder`, which is fresh. Only regular files with plain
+    names, each once, at most `budget` bytes together; anything else (a link, a device, a
+    sparse file, a folder, `..`) is an ArchiveError before a byte of it is written.
+    Returns the names written."""
+    written: list = []
+    total = 0
+    try:
+        with tarfile.open(fileobj=source, mode="r|") as archive:
+            for member in archive:
+                if member.type not in PLAIN_TYPES or member.issparse():
+                    raise ArchiveError(f"member {member.name!r} is not a regular file")
+                if not plain_name(member.name) or member.name in written:
+                    raise ArchiveError(f"member name {member.name!r} is not a plain file name "
+                                       f"(or comes twice)")
+                total += member.size
+                if total > budget or len(written) >= MAX_ARCHIVE_FILES:
+                    raise ArchiveError(f"the archive holds more than {budget} bytes or "
+                                       f"{MAX_ARCHIVE_FILES} files")
+                data = archive.extractfile(member)
+                assert data is not None  # a regular member always has its data
+                path = os.path.join(folder, member.name)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                with os.fdopen(os.open(path, flags, 0o600), "wb") as handle:
+                    shutil.copyfileobj(data, handle)
+                written.append(member.name)
+    except (tarfile.TarError, EOFError, UnicodeError) as error:
+        raise ArchiveError(f"not a tar: {error}") from None
+    return written
 
 
 def answer_tar(job_tar, scratch_prefix: str = "etsuite-job-") -> bytes:
@@ -263,8 +298,7 @@ def answer_tar(job_tar, scratch_prefix: str = "etsuite-job-") -> bytes:
     try:
         job, out = os.path.join(scratch, "job"), os.path.join(scratch, "out")
         os.makedirs(job)
-        with tarfile.open(fileobj=job_tar, mode="r|") as archive:
-            _extract_flat(archive, job)
+        extract_flat(job_tar, job)
         with open(os.path.join(job, MANIFEST), encoding="utf-8") as handle:
             program = json.load(handle).get("program", "program.pte")
         execute_job(os.path.join(job, program), os.path.join(job, MANIFEST), out)
@@ -298,8 +332,9 @@ def serve_many(stdin, result_out) -> None:
         if not line:
             return
         word, _, size = line.decode("ascii", "replace").strip().partition(" ")
-        if word != "job" or not size.isdigit():
-            raise SystemExit(f"agent --serve: expected 'job SIZE', got {line[:80]!r}")
+        if word != "job" or not size.isdigit() or int(size) > MAX_ARCHIVE_BYTES:
+            raise SystemExit(f"agent --serve: expected 'job SIZE' with SIZE at most "
+                             f"{MAX_ARCHIVE_BYTES}, got {line[:80]!r}")
         answer = answer_tar(io.BytesIO(stdin.read(int(size))))
         result_out.write(f"done {len(answer)}\n".encode() + answer)
         result_out.flush()

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+
+from etsuite.backends.harness.remote import agent
 
 FORMAT = "etsuite-exchange"
 VERSION = 1        # a job of one call (`method`, `inputs`)
@@ -107,41 +110,136 @@ class ExchangeError(ValueError):
     """An output folder that does not follow the format: the runner is broken."""
 
 
-def read_manifest(folder: str) -> dict:
-    path = os.path.join(folder, MANIFEST)
+# What an answer may hold: its manifest at most MAX_MANIFEST_BYTES, its tensor files at
+# most agent.MAX_ARCHIVE_BYTES together (the bound its tar had), a tensor at most
+# MAX_DIMS dimensions; its texts are cut at MAX_TEXT characters.
+MAX_MANIFEST_BYTES = 16 << 20
+MAX_DIMS = 64
+MAX_TEXT = 4000
+# The dtypes an answer's tensors may have: what an ExecuTorch program returns.
+DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+          "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128")
+
+
+def _read_plain(folder: str, name, size: int | None, what: str) -> bytes:
+    """The bytes of `name`, a regular file directly inside `folder` (no link followed, no
+    device or fifo read), which must hold exactly `size` bytes (or at most
+    MAX_MANIFEST_BYTES when `size` is None)."""
+    if not agent.plain_name(name):
+        raise ExchangeError(f"{what}: {name!r} is not a plain file name inside the output folder")
+    path = os.path.join(folder, name)
     try:
-        with open(path, encoding="utf-8") as handle:
-            manifest = json.load(handle)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise ExchangeError(f"the runner wrote no {MANIFEST} into its output folder") from None
-    except (OSError, ValueError) as error:
-        raise ExchangeError(f"unreadable {path}: {error}") from None
+        raise ExchangeError(f"{what}: the runner wrote no {name} into its output folder") from None
+    except OSError as error:
+        raise ExchangeError(f"{what}: cannot open {path}: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ExchangeError(f"{what}: {path} is not a regular file")
+        limit = MAX_MANIFEST_BYTES if size is None else size
+        if info.st_size > limit or (size is not None and info.st_size != size):
+            raise ExchangeError(f"{what}: {path} holds {info.st_size} bytes, "
+                                f"{'at most' if size is None else 'not'} {limit}")
+        data = handle.read(limit + 1)
+    if len(data) != info.st_size:
+        raise ExchangeError(f"{what}: {path} changed while it was read")
+    return data
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _text(manifest: dict, key: str, path: str) -> None:
+    """A free-text field: a string, cut to MAX_TEXT characters."""
+    if key in manifest:
+        if not isinstance(manifest[key], str):
+            raise ExchangeError(f"{path}: {key!r} is not a string")
+        manifest[key] = manifest[key][:MAX_TEXT]
+
+
+def _seconds(timings, path: str) -> dict:
+    """A `timings` object: stage name -> a finite number of seconds >= 0."""
+    if timings is None:
+        return {}
+    if not isinstance(timings, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+            for v in timings.values()):
+        raise ExchangeError(f"{path}: \"timings\" is not an object of seconds")
+    return timings
+
+
+def read_manifest(folder: str) -> dict:
+    """The one reader of an answer's manifest.json: a JSON object of at most
+    MAX_MANIFEST_BYTES (no NaN or Infinity) whose `status` is one of STATUSES, texts
+    strings, `timings` seconds, `cost` an object and `outputs` and `calls` lists of
+    objects. The tensor files it lists are read_values'."""
+    path = os.path.join(folder, MANIFEST)
+    data = _read_plain(folder, MANIFEST, None, "the answer")
+    try:
+        manifest = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise ExchangeError(f"unreadable {path}: {str(error)[:200]}") from None
+    if not isinstance(manifest, dict):
+        raise ExchangeError(f"{path}: not a JSON object")
     if manifest.get("status") not in STATUSES:
-        raise ExchangeError(f"{path}: status {manifest.get('status')!r} is none of {STATUSES}")
+        raise ExchangeError(f"{path}: status {str(manifest.get('status'))[:80]!r} is none of "
+                            f"{STATUSES}")
+    for key in ("reason", "error", "stage", "runtime"):
+        _text(manifest, key, path)
+    manifest["timings"] = _seconds(manifest.get("timings"), path)
+    if not isinstance(manifest.get("cost", {}), dict):
+        raise ExchangeError(f"{path}: \"cost\" is not an object")
+    for key in ("outputs", "calls"):
+        listed = manifest.get(key, [])
+        if not isinstance(listed, list) or not all(isinstance(e, dict) for e in listed):
+            raise ExchangeError(f"{path}: {key!r} is not a list of objects")
     return manifest
 
 
-def read_values(folder: str, entries: list[dict]) -> list:
-    """The outputs an output manifest lists, as tensors (and scalars)."""
+def _shape(entry: dict, what: str) -> list[int]:
+    shape = entry.get("shape", [])
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape):
+        raise ExchangeError(f"{what}: shape {str(shape)[:80]} is not a list of at most "
+                            f"{MAX_DIMS} sizes >= 0")
+    return shape
+
+
+def read_values(folder: str, entries: list, budget: int = agent.MAX_ARCHIVE_BYTES) -> list:
+    """The outputs an output manifest lists, as tensors (and scalars). Each tensor is a
+    file inside `folder` of exactly the bytes its dtype and shape need; together at most
+    `budget` bytes."""
     import torch
 
+    if not isinstance(entries, list):
+        raise ExchangeError("the answer's outputs are not a list")
     values = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
+        what = f"output {index}"
+        if not isinstance(entry, dict):
+            raise ExchangeError(f"{what} is not an object")
         if "file" not in entry:
-            values.append(entry.get("value"))
+            value = entry.get("value")
+            if not isinstance(value, (type(None), bool, int, float, str)):
+                raise ExchangeError(f"{what}: a value that is not a number or a string")
+            values.append(value)
             continue
-        dtype = getattr(torch, str(entry.get("dtype")), None)
-        if not isinstance(dtype, torch.dtype):
-            raise ExchangeError(f"output {entry.get('file')}: unknown dtype {entry.get('dtype')!r}")
-        with open(os.path.join(folder, entry["file"]), "rb") as handle:
-            data = handle.read()
-        shape = [int(n) for n in entry.get("shape", [])]
-        count = 1
+        name = entry.get("dtype")
+        if name not in DTYPES:
+            raise ExchangeError(f"{what}: unknown dtype {str(name)[:40]!r}")
+        dtype = getattr(torch, name)
+        shape = _shape(entry, what)
+        size = dtype.itemsize
         for n in shape:
-            count *= n
-        if len(data) != count * dtype.itemsize:
-            raise ExchangeError(f"output {entry['file']}: {len(data)} bytes, but shape {shape} "
-                                f"of {entry['dtype']} needs {count * dtype.itemsize}")
+            size *= n
+        if size > budget:
+            raise ExchangeError(f"{what}: shape {shape} of {name} needs {size} bytes, more "
+                                f"than the {budget} an answer may hold")
+        budget -= size
+        data = _read_plain(folder, entry["file"], size, what)
         tensor = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data \
             else torch.empty(0, dtype=torch.uint8)
         values.append(tensor.view(dtype).reshape(shape))
@@ -150,15 +248,17 @@ def read_values(folder: str, entries: list[dict]) -> list:
 
 def read_calls(folder: str, manifest: dict, count: int) -> list[tuple[list, float | None]]:
     """Each call's outputs and its `run` time in seconds (None if not given) from a
-    version 2 answer of `count` calls."""
+    version 2 answer of `count` calls (its manifest from read_manifest)."""
     calls = manifest.get("calls")
     if manifest.get("version") != CALLS_VERSION or not isinstance(calls, list) \
             or len(calls) != count or not all(isinstance(c, dict) for c in calls):
         raise ExchangeError(f"the answer to a job of {count} calls (version {CALLS_VERSION}) "
                             f"lists no \"calls\" of {count} entries")
     found = []
+    budget = agent.MAX_ARCHIVE_BYTES
     for call in calls:
-        seconds = (call.get("timings") or {}).get("run")
-        found.append((read_values(folder, call.get("outputs", [])),
-                      float(seconds) if isinstance(seconds, (int, float)) else None))
+        seconds = _seconds(call.get("timings"), "a call").get("run")
+        values = read_values(folder, call.get("outputs", []), budget)
+        budget -= sum(v.numel() * v.element_size() for v in values if hasattr(v, "numel"))
+        found.append((values, float(seconds) if seconds is not None else None))
     return found

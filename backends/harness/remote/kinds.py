@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from etsuite.backends.harness.remote import exchange, native, resident
+from etsuite.backends.harness.private_paths import NotPrivate
+from etsuite.backends.harness.remote import agent, exchange, native, resident
 from etsuite.backends.harness.remote.resident import Resident
 from etsuite.backends.harness.remote.spec import (
     RunnerSpec,
@@ -138,14 +139,9 @@ def _tar(files: dict[str, bytes], ustar: bool = False) -> bytes:
 
 
 def _untar(data: bytes, folder: str) -> None:
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-        for member in archive.getmembers():
-            name = os.path.basename(member.name)
-            source = archive.extractfile(member) if member.isfile() else None
-            if source is None or name in ("", ".", ".."):
-                continue
-            with open(os.path.join(folder, name), "wb") as handle:
-                shutil.copyfileobj(source, handle)
+    """An answer's tar into `folder` (agent.extract_flat: plain regular files only, under
+    the exchange's byte budget); ArchiveError when it is not such a tar."""
+    agent.extract_flat(io.BytesIO(data), folder)
 
 
 def _run(argv, spec: RunnerSpec, data: bytes = b"", shell: bool = False, env=None,
@@ -178,7 +174,7 @@ def ssh_argv(spec: RunnerSpec, remote_command: str) -> list[str]:
         argv += ["-p", str(spec.port)]
     if spec.user:
         argv += ["-l", spec.user]
-    return [*argv, spec.host, remote_command]
+    return [*argv, "--", spec.host, remote_command]  # "--": the host is never an option
 
 
 def _stream_exchange(argv: list[str], spec: RunnerSpec, data: bytes, marked: bool) -> Reply:
@@ -204,8 +200,8 @@ def _stream_exchange(argv: list[str], spec: RunnerSpec, data: bytes, marked: boo
         return Reply(folder, seconds, f"the agent exited {code}: {_tail(stderr)}")
     try:
         _untar(done.stdout, folder)
-    except tarfile.TarError as error:
-        return Reply(folder, seconds, f"the agent's answer is not a tar ({error}): {_tail(stderr)}")
+    except agent.ArchiveError as error:
+        return Reply(folder, seconds, f"the agent's answer is refused ({error}): {_tail(stderr)}")
     return Reply(folder, seconds)
 
 
@@ -223,25 +219,29 @@ def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: s
     keeps one (`kind.resident(spec)`); None when it does not (the kind's own exchange
     runs). `folder`: the run's pool folder, where the relay's socket lives."""
     keeping = getattr(kind, "resident", None)
-    agent = keeping(spec) if keeping is not None else None
-    if agent is None:
+    keeper = keeping(spec) if keeping is not None else None
+    if keeper is None:
         return None
     try:
-        answer = resident.exchange(folder, spec.name, agent, spec.exclusive,
+        answer = resident.exchange(folder, spec.name, keeper, spec.exclusive,
                                    _tar(files, ustar=True), spec.timeout)
+    except NotPrivate:
+        raise  # another user's folder or relay: not the device's fault (runtime.py)
     except (OSError, ValueError) as error:
         raise DeviceLost(f"its resident agent: {error}") from None
     if answer["status"] == "lost":
         raise DeviceLost(answer.get("detail") or "its resident agent is lost")
     folder_out = tempfile.mkdtemp(prefix="etsuite-out-")
+    if answer["status"] == "broken":  # no manifest: the runtime says fail_infra, with why
+        return Reply(folder_out, answer["seconds"], answer.get("detail") or "a broken answer")
     if answer["status"] == "crashed":
         signalled = answer.get("signal")
         return Reply(folder_out, answer["seconds"], answer.get("detail", ""),
                      crashed_by=_signal_name(signalled) if signalled else None)
     try:
         _untar(answer["tar"], folder_out)
-    except tarfile.TarError as error:
-        return Reply(folder_out, answer["seconds"], f"the agent's answer is not a tar ({error})")
+    except agent.ArchiveError as error:
+        return Reply(folder_out, answer["seconds"], f"the agent's answer is refused ({error})")
     return Reply(folder_out, answer["seconds"])
 
 
@@ -291,19 +291,38 @@ def _exchange_cmd(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
         spec.command, _placeholders(job, out, inputs)))
 
 
-def adb_commands(spec: RunnerSpec, local_job: str, names: list[str], local_out: str) -> list:
+DEFAULT_ADB_DIR = "/data/local/tmp/etsuite"
+
+
+def adb_dir(spec: RunnerSpec) -> str:
+    """The device folder a job's own subfolder goes in (`dir`): an absolute path without
+    `.` or `..` and not the root; a SpecError otherwise."""
+    folder = spec.option("dir", DEFAULT_ADB_DIR).rstrip("/")
+    parts = folder.split("/")[1:]
+    if not folder.startswith("/") or not parts or any(p in ("", ".", "..") for p in parts):
+        raise SpecError(f"runner {spec.text!r}: dir wants an absolute folder on the device "
+                        f"other than /, without . or .., got {spec.option('dir')!r}")
+    return folder
+
+
+def adb_commands(spec: RunnerSpec, local_job: str, names: list[str], local_out: str,
+                 job_name: str) -> list:
     """The adb steps of one exchange, in order: (argv, what a failure means). Written
-    as data so that they can be read and checked without a device."""
+    as data so that they can be read and checked without a device. The job lives in a
+    subfolder `job_name` of `dir` that this exchange makes, and only it is removed:
+    nothing else in `dir` is touched."""
     adb = [spec.option("adb", "adb"), "-s", spec.host]
-    remote = spec.option("dir", "/data/local/tmp/etsuite").rstrip("/")
+    if not agent.plain_name(job_name):
+        raise ValueError(f"a job's folder on the device is a plain name, not {job_name!r}")
+    remote = f"{adb_dir(spec)}/{job_name}"
     values = {"pte": f"{remote}/job/{exchange.PROGRAM}", "inputs": f"{remote}/job/{exchange.MANIFEST}",
               "outputs": f"{remote}/out", "job": f"{remote}/job",
               "input_files": ",".join(f"{remote}/job/{n}" for n in names if n.startswith("input_"))}
     run = fill_template(f"{shlex.quote(spec.option('runner'))} "
                         f"{spec.option('args', '{pte} {inputs} {outputs}')}", values)
     return [
-        ([*adb, "shell", f"rm -rf {shlex.quote(remote)} && mkdir -p {shlex.quote(remote)}/job "
-                         f"{shlex.quote(remote)}/out"], "prepare"),
+        ([*adb, "shell", f"mkdir -p {shlex.quote(adb_dir(spec))} && mkdir {shlex.quote(remote)} "
+                         f"{shlex.quote(remote)}/job {shlex.quote(remote)}/out"], "prepare"),
         ([*adb, "push", *(os.path.join(local_job, n) for n in names), f"{remote}/job/"], "push"),
         ([*adb, "shell", f"cd {shlex.quote(remote)} && {run}; echo {EXIT_MARK}$?"], "run"),
         ([*adb, "pull", f"{remote}/out/.", local_out], "pull"),
@@ -320,7 +339,7 @@ def _exchange_adb(spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
     os.makedirs(out)
     started = time.perf_counter()
     detail, crashed = "", None
-    for argv, step in adb_commands(spec, job, sorted(files), out):
+    for argv, step in adb_commands(spec, job, sorted(files), out, os.path.basename(scratch)):
         done = _run(argv, spec)
         text = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
         if step != "run" and done.returncode != 0:
@@ -444,6 +463,7 @@ class AdbKind:
         if not spec.option("runner"):
             raise SpecError(f"runner {text!r}: adb:// needs ?runner=PATH, the runner binary on "
                             f"the device")
+        adb_dir(spec)
         return spec
 
     def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:

@@ -6,7 +6,9 @@ The state is files, so that it needs no server and survives any process. A devic
 lock is `fcntl.flock` on `<device>.lock` in one folder per user and host
 (`device_lock_folder()`), so every session of the user takes turns on a device, not only
 the processes of one run; the kernel releases a lock when its holder dies, even by SIGKILL
-at a time limit. A lost device is a file `<device>.lost` holding the reason, in the run's
+at a time limit. That folder must be this user's only and a lock a regular file of its
+own (private_paths: another user could otherwise hold or redirect them). A lost device is
+a file `<device>.lost` holding the reason, in the run's
 own folder (a device lost in one run is tried afresh by the next), which every process of
 the run reads before it picks one. Torch-free.
 """
@@ -21,6 +23,7 @@ import time
 from typing import Iterator, Sequence
 
 from etsuite.backends.harness import confinement
+from etsuite.backends.harness.private_paths import open_lock, private_folder
 
 
 class PoolExhausted(RuntimeError):
@@ -102,7 +105,8 @@ class DevicePool:
         started = time.monotonic()
         os.makedirs(self.folder, exist_ok=True)
         if exclusive:
-            os.makedirs(self.lock_folder, mode=0o700, exist_ok=True)
+            os.makedirs(os.path.dirname(os.path.abspath(self.lock_folder)), exist_ok=True)
+            private_folder(self.lock_folder)  # shared by this user's sessions, no one else's
         while True:
             live = [name for name in names if self.lost(name) is None]
             if not live:
@@ -112,7 +116,7 @@ class DevicePool:
                 yield live[0], 0.0
                 return
             for name in live:
-                handle = open(self._path(name, "lock"), "a")
+                handle = open(open_lock(self._path(name, "lock")), "r+b")
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import Execution, RuntimeStatus, delegate_ids
+from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import exchange
 from etsuite.backends.harness.remote.kinds import DeviceLost, Reply, resident_exchange
 from etsuite.backends.harness.remote.pool import DevicePool, PoolExhausted
@@ -125,6 +126,9 @@ class RunnerRuntime:
                     raise _lost(f"{name} ({lost})") from None
         except PoolExhausted as error:
             raise _lost(str(error)) from None
+        except NotPrivate as error:  # a lock, folder or relay another user holds
+            raise RuntimeStatus(Status.FAIL_INFRA, f"runner {self.name}: {error}", stage="run",
+                                rerun=False) from None
         try:
             manifest = self._answer(spec, reply, job.execution)
             try:

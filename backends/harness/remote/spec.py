@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from etsuite.backends.harness.remote.kinds import RunnerKind
 
 DEFAULT_TIMEOUT = 240.0        # seconds one exchange may take before the device is lost
+MAX_SECONDS = 7 * 24 * 3600.0  # the most a seconds option may say (a finite deadline)
 # Options every kind understands, besides its own: numbers of seconds.
 SECONDS_OPTIONS = ("timeout", "connect_timeout")
 
@@ -65,12 +66,12 @@ def parse_options(text: str, query: str, allowed: frozenset[str], kind: str) -> 
     for key, value in options:
         if key in SECONDS_OPTIONS:
             try:
-                ok = float(value) > 0
+                ok = 0 < float(value) <= MAX_SECONDS
             except ValueError:
                 ok = False
             if not ok:
                 raise SpecError(f"runner {text!r}: {key} wants a positive number of seconds, "
-                                f"got {value!r}")
+                                f"at most {MAX_SECONDS:g}, got {value!r}")
     return options
 
 
@@ -81,4 +82,7 @@ def parse_address(text: str, scheme: str) -> tuple[str, str, int | None, str]:
     if not match:
         raise SpecError(f"runner {text!r}: expected {scheme}://[user@]host[:port]")
     user, host, port = match.groups()
+    if host.startswith("-") or (user or "").startswith("-"):
+        raise SpecError(f"runner {text!r}: a host or user cannot start with '-' "
+                        f"(it would be read as an option)")
     return user or "", host, int(port) if port else None, query

@@ -22,7 +22,6 @@ import json
 import os
 import site
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -55,13 +54,13 @@ def runtime_dir() -> Path:
     whoever can reach the socket can run code as this user."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     folder = Path(base) / "etsuite-warm" if base else Path(f"/tmp/etsuite-warm-{os.getuid()}")
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700, parents=False)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise WarmUnavailable(f"{folder} is not a folder of this user's only (mode "
-                              f"{stat.filemode(info.st_mode)}, owner {info.st_uid})")
-    return folder
+    # imported here: worker_main runs this file without site, where etsuite is not found
+    from etsuite.backends.harness.private_paths import NotPrivate, private_folder
+
+    try:
+        return Path(private_folder(str(folder)))
+    except NotPrivate as error:
+        raise WarmUnavailable(str(error)) from None
 
 
 def environment_key(rootdir: str) -> dict:

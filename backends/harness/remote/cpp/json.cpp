@@ -1,6 +1,7 @@
 // The reader and writer of json.h. The reader is a recursive descent over the text; it
-// accepts standard JSON (no comments, no trailing commas) and decodes \uXXXX escapes of
-// the Basic Multilingual Plane, which is all Python's json.dumps writes for a manifest.
+// accepts standard JSON (no comments, no trailing commas) and decodes \uXXXX escapes,
+// surrogate pairs included (Python's json.dumps writes one for a character beyond the
+// Basic Multilingual Plane).
 #include "json.h"
 
 #include <cmath>
@@ -47,8 +48,13 @@ class Reader {
     skip_space();
     if (at_ >= text_.size()) fail("unexpected end");
     char c = text_[at_];
-    if (c == '{') return object();
-    if (c == '[') return array();
+    if (c == '{' || c == '[') {
+      // nesting is bounded, so a hostile document cannot overflow the stack
+      if (++depth_ > kMaxDepth) fail("more than " + std::to_string(kMaxDepth) + " levels of nesting");
+      Json value = c == '{' ? object() : array();
+      --depth_;
+      return value;
+    }
     if (c == '"') return Json(string());
     if (take("true")) return Json(true);
     if (take("false")) return Json(false);
@@ -96,11 +102,44 @@ class Reader {
     } else if (code < 0x800) {
       out += static_cast<char>(0xC0 | (code >> 6));
       out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
+    } else if (code < 0x10000) {
       out += static_cast<char>(0xE0 | (code >> 12));
       out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
       out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
     }
+  }
+
+  // The four hex digits of a \u escape, `at_` on the first.
+  unsigned hex4() {
+    if (at_ + 4 > text_.size()) fail("a short \\u escape");
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = text_[at_++];
+      int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (digit < 0) fail("a \\u escape that is not hex");
+      code = code * 16 + static_cast<unsigned>(digit);
+    }
+    return code;
+  }
+
+  // A \u escape's character: a surrogate pair (how JSON writes one beyond the Basic
+  // Multilingual Plane) is one character; a lone surrogate is U+FFFD.
+  unsigned escaped_code() {
+    unsigned code = hex4();
+    if (code >= 0xD800 && code < 0xDC00 && text_.compare(at_, 2, "\\u") == 0) {
+      size_t back = at_;
+      at_ += 2;
+      unsigned low = hex4();
+      if (low >= 0xDC00 && low < 0xE000) return 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+      at_ = back;
+    }
+    return code >= 0xD800 && code < 0xE000 ? 0xFFFD : code;
   }
 
   std::string string() {
@@ -121,12 +160,7 @@ class Reader {
         case 'r': out += '\r'; break;
         case 'b': out += '\b'; break;
         case 'f': out += '\f'; break;
-        case 'u': {
-          if (at_ + 4 > text_.size()) fail("a short \\u escape");
-          append_utf8(out, static_cast<unsigned>(std::strtoul(text_.substr(at_, 4).c_str(), nullptr, 16)));
-          at_ += 4;
-          break;
-        }
+        case 'u': append_utf8(out, escaped_code()); break;
         default: out += escaped;  // \" \\ \/
       }
     }
@@ -151,8 +185,10 @@ class Reader {
     return Json(std::strtod(digits.c_str(), nullptr));
   }
 
+  static constexpr int kMaxDepth = 256;
   const std::string& text_;
   size_t at_ = 0;
+  int depth_ = 0;
 };
 
 void write_string(std::string& out, const std::string& text) {

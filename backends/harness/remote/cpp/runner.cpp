@@ -66,6 +66,7 @@ constexpr const char* kFormat = "etsuite-exchange";
 constexpr int kVersion = 1;       // one call: "method", "inputs"
 constexpr int kCallsVersion = 2;  // a list of "calls" on one loaded program
 constexpr int kDefaultIterations = 5;
+constexpr unsigned long long kMaxArchiveBytes = 4ULL << 30;  // as agent.MAX_ARCHIVE_BYTES
 
 // torch's dtype names (the manifests' vocabulary) and ExecuTorch's scalar types.
 struct DtypeName {
@@ -543,6 +544,18 @@ void reset_peak_rss() {
   if (clear) clear << "5";
 }
 
+// The SIZE of a `job SIZE` line: digits only, at most kMaxArchiveBytes (strtoull alone
+// would take "-1" as the largest size there is).
+bool job_size(const std::string& line, unsigned long long& size) {
+  if (line.rfind("job ", 0) != 0 || line.size() == 4 || line.size() > 4 + 12) return false;
+  size = 0;
+  for (size_t i = 4; i < line.size(); ++i) {
+    if (line[i] < '0' || line[i] > '9') return false;
+    size = size * 10 + static_cast<unsigned long long>(line[i] - '0');
+  }
+  return size <= kMaxArchiveBytes;
+}
+
 // --serve: many jobs on one pipe, as agent.py --serve does (the resident agent of
 // remote/resident.py): a line `ready {...}`, then for each `job SIZE` line and SIZE bytes
 // of job tar, a line `done SIZE` and SIZE bytes of the answer's tar. Ends at end of input.
@@ -560,9 +573,10 @@ int serve(int iterations) {
   std::fflush(answers);
   std::string line;
   while (std::getline(std::cin, line)) {
-    char* end = nullptr;
-    if (line.rfind("job ", 0) != 0) return usage(("expected 'job SIZE', got " + line.substr(0, 80)).c_str());
-    unsigned long long size = std::strtoull(line.c_str() + 4, &end, 10);
+    unsigned long long size = 0;
+    if (!job_size(line, size))
+      return usage(("expected 'job SIZE' with SIZE a count up to " + std::to_string(kMaxArchiveBytes) +
+                    ", got " + line.substr(0, 80)).c_str());
     std::string archive(size, '\0');
     if (!std::cin.read(archive.data(), static_cast<std::streamsize>(size))) return usage("a job's tar is cut short");
     char scratch[] = "/tmp/etsuite-native-XXXXXX";
