@@ -65,6 +65,43 @@ CASES = {
                        f"{FIRST_TEST}: a subtest record is invalid: a rerun without 'other_inputs'"),
     "bad-flows.json": (_report(**{REPORT_KEY: dict(FACTS, flows=["portable"])}),
                        f"'{REPORT_KEY}' facts are invalid: 'flows' must be an object, got list"),
+    # Wrong types: before, a traceback in the summary (or, for metadata, 0 subtests).
+    "timings.json": (_with_first_record(timings="fast"),
+                     f"{FIRST_TEST}: a subtest record is invalid: field 'timings' must be an "
+                     f"object, got text: 'fast'"),
+    "timing.json": (_with_first_record(timings={"run": "fast"}),
+                    f"{FIRST_TEST}: a subtest record is invalid: field 'timings'['run'] must "
+                    f"be a number, got text: 'fast'"),
+    "nodes.json": (_with_first_record(delegated_nodes="4"),
+                   f"{FIRST_TEST}: a subtest record is invalid: field 'delegated_nodes' must "
+                   f"be an integer or null, got text: '4'"),
+    "pte-size.json": (_with_first_record(pte_size="<img src=x onerror=alert(1)>"),
+                      f"{FIRST_TEST}: a subtest record is invalid: field 'pte_size' must be "
+                      f"an integer or null, got text: '<img src=x onerror=alert(1)>'"),
+    "subtest.json": (_with_first_record(subtest="<b>0</b>"),
+                     f"{FIRST_TEST}: a subtest record is invalid: field 'subtest' must be an "
+                     f"integer, got text: '<b>0</b>'"),
+    "op-count.json": (_with_first_record(delegated_ops={"aten.add.Tensor": "1"}),
+                      f"{FIRST_TEST}: a subtest record is invalid: field "
+                      f"'delegated_ops'['aten.add.Tensor'] must be an integer, got text: '1'"),
+    "output.json": (_with_first_record(outputs=[{"max_abs_error": "big"}]),
+                    f"{FIRST_TEST}: a subtest record is invalid: field 'max_abs_error' must be "
+                    f"a number or null, got text: 'big'"),
+    "cost.json": (_with_first_record(cost={"calls": [{"median": "quick"}]}),
+                  f"{FIRST_TEST}: a subtest record is invalid: field 'cost'.calls[0].median "
+                  f"must be a number or null, got text: 'quick'"),
+    "duration.json": (_with_first_test(call={"outcome": "passed", "duration": "slow"}),
+                      f"{FIRST_TEST}: tests[0].call.duration must be a number or null, got "
+                      f"text: 'slow'"),
+    "metadata.json": (_with_first_test(metadata="x"),
+                      f"{FIRST_TEST}: tests[0].metadata must be an object or null, got text"),
+    "exitcode.json": (_report(exitcode="1"),
+                      "the report.exitcode must be an integer or null, got text: '1'"),
+    "stream-duration.partial.jsonl": (
+        "\n".join(STREAM[:1] + [json.dumps({"report": {"nodeid": "a.py::t", "when": "call",
+                                                        "outcome": "passed",
+                                                        "duration": [1]}})]),
+        "a.py::t: line 2: the report.duration must be a number or null, got a list: [1]"),
     "future.partial.jsonl": (_stream_version(2),
                              "unknown schema version 2 (this tool reads version 1)"),
     "notastream.partial.jsonl": ("\n".join(STREAM[1:]),
@@ -114,6 +151,16 @@ def test_an_unreadable_file_is_refused(tmp_path):
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(loading.BadInput, match="cannot read"):
+        loading.load(str(path))
+
+
+def test_a_report_over_the_size_bound_is_refused_unread(tmp_path):
+    """Before: a 2 GB report was read whole (15.5 s, 4.2 GB of memory; MemoryError under
+    a ulimit). A sparse file of the bound plus one byte takes no disk."""
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as handle:
+        handle.truncate(loading.MAX_INPUT_BYTES + 1)
+    with pytest.raises(loading.BadInput, match=r"huge.json: larger than 1024 MiB, the most"):
         loading.load(str(path))
 
 

@@ -8,6 +8,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from etsuite.backends.harness.contract.shapes import (
+    ANYTHING,
+    BOOLEAN,
+    INTEGER,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    Fields,
+    ListOf,
+    MapOf,
+    Maybe,
+    ShapeError,
+    check,
+)
 from etsuite.backends.harness.contract.statuses import TEST_ONLY, Status
 
 ERROR_LIMIT = 1200
@@ -115,7 +129,7 @@ class OutputStatistics:
 
     @classmethod
     def from_dict(cls, data: Any) -> "OutputStatistics":
-        data = _object(data, "an output's statistics")
+        data = _checked(data, _OUTPUT_SHAPE.fields, "an output's statistics")
         return cls(max_abs_error=data.get("max_abs_error"),
                    mean_abs_error=data.get("mean_abs_error"), sqnr_db=data.get("sqnr_db"),
                    error_ratio=data.get("error_ratio"), rule=data.get("rule"),
@@ -137,7 +151,7 @@ class RerunResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> "RerunResult":
-        data = _object(data, "a rerun")
+        data = _checked(data, {"other_seed": INTEGER}, "a rerun")
         try:
             same, other, seed = data["same_inputs"], data["other_inputs"], data["other_seed"]
         except KeyError as missing:
@@ -295,7 +309,7 @@ class SubtestRecord(Findings, Subtest):
     def from_dict(cls, data: Any) -> "SubtestRecord":
         """Read a record written by `to_dict`; unknown keys (a newer writer) are ignored,
         a missing identity or an unknown status raises RecordError."""
-        data = _object(data, "a record")
+        data = _checked(data, RECORD_SHAPES, "a record")
         known = {f.name for f in fields(cls)}
         try:
             return cls(**{k: v for k, v in data.items() if k in known})
@@ -304,3 +318,48 @@ class SubtestRecord(Findings, Subtest):
 
 
 RECORD_FIELDS = tuple(f.name for f in fields(SubtestRecord))
+
+_NAMES, _COUNTS = Maybe(TEXT), MapOf(INTEGER)
+_STEP_VALUES = Maybe(ListOf(ListOf(Maybe(NUMBER))))   # per step, per output (null: none)
+# What each field of a record read from a file must be: every value a tool computes with
+# or shows is typed here, once (`SubtestRecord.from_dict`); `status`, `outputs` and
+# `rerun` are typed by their own readers.
+RECORD_SHAPES = {
+    "test_id": TEXT, "test_case": TEXT, "subtest": INTEGER, "suite": TEXT,
+    "backend": _NAMES, "flow": _NAMES, "params": MapOf(ANYTHING), "seed": Maybe(INTEGER),
+    "stage": _NAMES, "error": _NAMES, "timings": MapOf(NUMBER),
+    "delegated_nodes": Maybe(INTEGER), "undelegated_nodes": Maybe(INTEGER),
+    "delegated_ops": _COUNTS, "undelegated_ops": _COUNTS, "delegated_precision": _NAMES,
+    "pte_size": Maybe(INTEGER), "verdict_rule": _NAMES, "margin": _NAMES, "runtime": _NAMES,
+    "cost": Maybe(Fields({
+        "calls": Maybe(ListOf(Fields({"method": ANYTHING, "iterations": Maybe(INTEGER),
+                                      "median": Maybe(NUMBER), "p90": Maybe(NUMBER),
+                                      "min": Maybe(NUMBER)}))),
+        "peak_rss_bytes": Maybe(INTEGER), "planned_memory": Maybe(MapOf(ListOf(INTEGER)))})),
+    "steps": Maybe(INTEGER), "step_errors": _STEP_VALUES, "step_sqnr_db": _STEP_VALUES,
+    "failed_step": Maybe(INTEGER), "step_ms": Maybe(ListOf(Maybe(NUMBER))), "state": _NAMES,
+    "step_methods": Maybe(ListOf(ANYTHING)),
+    "localization": Maybe(Fields({
+        "localized": Maybe(BOOLEAN), "reason": _NAMES, "boundary": Maybe(OBJECT),
+        "repro": Maybe(Fields({"op": TEXT, "folder": _NAMES, "reproduces": Maybe(BOOLEAN),
+                               "subgraph": Maybe(Fields({"folder": _NAMES, "first": TEXT,
+                                                         "last": TEXT}))}))})),
+    "flaky": Maybe(BOOLEAN), "artifacts": _NAMES, "repro": _NAMES, "observed_status": _NAMES,
+    "declared_by": _NAMES, "declared_strict": Maybe(BOOLEAN), "crash_dump": _NAMES,
+    "budget_breaches": Maybe(ListOf(Fields({"limit": TEXT, "measured": NUMBER,
+                                            "value": NUMBER, "source": _NAMES}))),
+}
+_OUTPUT_SHAPE = Fields({"max_abs_error": Maybe(NUMBER), "mean_abs_error": Maybe(NUMBER),
+                        "sqnr_db": Maybe(NUMBER), "error_ratio": Maybe(NUMBER), "rule": _NAMES})
+
+
+def _checked(data, shapes: dict, what: str) -> dict:
+    """`data` as an object whose known fields have their shapes (RecordError otherwise)."""
+    data = _object(data, what)
+    for name, shape in shapes.items():
+        if name in data:
+            try:
+                check(data[name], shape, repr(name))
+            except ShapeError as error:
+                raise RecordError(f"field {error}") from None
+    return data

@@ -6,6 +6,16 @@ these functions, so the places are named once."""
 from __future__ import annotations
 
 from etsuite.backends.harness.contract.facts import SessionFacts
+from etsuite.backends.harness.contract.shapes import (
+    ANYTHING,
+    INTEGER,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    Fields,
+    ListOf,
+    Maybe,
+)
 
 REPORT_SUFFIX = ".json"
 REPORT_KEY = "etsuite"
@@ -35,3 +45,19 @@ def put_records(test: dict, records: list[dict]) -> None:
     metadata object of its own, so a copy made with dict(entry) keeps its records."""
     metadata = test.get(_METADATA)
     test[_METADATA] = {**(metadata if isinstance(metadata, dict) else {}), _RECORDS: records}
+
+
+# One phase's report (setup, call, teardown) as pytest-json-report writes it under a test
+# entry, and as the results stream writes it on a "report" line.
+PHASE_SHAPE = Fields({"outcome": Maybe(TEXT), "duration": Maybe(NUMBER), "when": Maybe(TEXT),
+                      "longrepr": ANYTHING, "wasxfail": ANYTHING, "xfail_reason": ANYTHING})
+# The parts of a report file the tools read (what `records_of_test` finds is typed by
+# `SubtestRecord.from_dict`).
+REPORT_SHAPE = Fields({"exitcode": Maybe(INTEGER), "created": Maybe(NUMBER),
+                       "duration": Maybe(NUMBER), "tests": ListOf(OBJECT),
+                       "collectors": Maybe(ListOf(Fields({"nodeid": Maybe(TEXT),
+                                                          "outcome": ANYTHING,
+                                                          "longrepr": ANYTHING})))})
+TEST_SHAPE = Fields({"nodeid": TEXT, "outcome": TEXT,
+                     _METADATA: Maybe(Fields({_RECORDS: Maybe(ListOf(ANYTHING))})),
+                     **{when: Maybe(PHASE_SHAPE) for when in ("setup", "call", "teardown")}})
