@@ -64,14 +64,14 @@ CASES = {
     "bad-rerun.json": (_with_first_record(rerun={"same_inputs": "pass"}),
                        f"{FIRST_TEST}: a subtest record is invalid: a rerun without 'other_inputs'"),
     "bad-flows.json": (_report(**{REPORT_KEY: dict(FACTS, flows=["portable"])}),
-                       f"'{REPORT_KEY}' facts are invalid: 'flows' must be an object, got list"),
+                       f"'{REPORT_KEY}' facts are invalid: facts.flows must be an object or null, got a list"),
     # Wrong types: before, a traceback in the summary (or, for metadata, 0 subtests).
     "timings.json": (_with_first_record(timings="fast"),
                      f"{FIRST_TEST}: a subtest record is invalid: field 'timings' must be an "
                      f"object, got text: 'fast'"),
     "timing.json": (_with_first_record(timings={"run": "fast"}),
                     f"{FIRST_TEST}: a subtest record is invalid: field 'timings'['run'] must "
-                    f"be a number, got text: 'fast'"),
+                    f"be a finite number, got text: 'fast'"),
     "nodes.json": (_with_first_record(delegated_nodes="4"),
                    f"{FIRST_TEST}: a subtest record is invalid: field 'delegated_nodes' must "
                    f"be an integer or null, got text: '4'"),
@@ -89,19 +89,25 @@ CASES = {
                     f"a number or null, got text: 'big'"),
     "cost.json": (_with_first_record(cost={"calls": [{"median": "quick"}]}),
                   f"{FIRST_TEST}: a subtest record is invalid: field 'cost'.calls[0].median "
-                  f"must be a number or null, got text: 'quick'"),
+                  f"must be a finite number or null, got text: 'quick'"),
     "duration.json": (_with_first_test(call={"outcome": "passed", "duration": "slow"}),
-                      f"{FIRST_TEST}: tests[0].call.duration must be a number or null, got "
-                      f"text: 'slow'"),
+                      f"{FIRST_TEST}: tests[0].call.duration must be a finite number or null, "
+                      f"got text: 'slow'"),
     "metadata.json": (_with_first_test(metadata="x"),
                       f"{FIRST_TEST}: tests[0].metadata must be an object or null, got text"),
+    "nan-duration.json": (_with_first_test(call={"outcome": "passed", "duration": float("nan")}),
+                          f"{FIRST_TEST}: tests[0].call.duration must be a finite number or "
+                          f"null, got a number: nan"),
+    "created.json": (_report(created=1e300),
+                     "the run's start (1e+300 epoch seconds) is not a date between 1970 and 2100"),
     "exitcode.json": (_report(exitcode="1"),
                       "the report.exitcode must be an integer or null, got text: '1'"),
     "stream-duration.partial.jsonl": (
         "\n".join(STREAM[:1] + [json.dumps({"report": {"nodeid": "a.py::t", "when": "call",
                                                         "outcome": "passed",
                                                         "duration": [1]}})]),
-        "a.py::t: line 2: the report.duration must be a number or null, got a list: [1]"),
+        "a.py::t: line 2: the report.duration must be a finite number or null, got a "
+        "list: [1]"),
     "future.partial.jsonl": (_stream_version(2),
                              "unknown schema version 2 (this tool reads version 1)"),
     "notastream.partial.jsonl": ("\n".join(STREAM[1:]),

@@ -298,7 +298,8 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
         version = raw.get("schema_version") if isinstance(raw, dict) else None
         facts = _check_facts(path, raw, version)
     created, duration = data.get("created"), data.get("duration")
-    started = created - duration if _is_number(created) and _is_number(duration) else None
+    started = _epoch(path, created - duration) \
+        if _is_number(created) and _is_number(duration) else None
     run = Run(path=path, kind="report", facts=facts, finished=True,
               exitcode=data.get("exitcode"), started=started,
               duration=duration if _is_number(duration) else None)
@@ -306,6 +307,17 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
                for index, test in enumerate(data["tests"])]
     results.extend(_collection_errors(data.get("collectors") or [], run))
     return run, results
+
+
+# When a run may have started, in epoch seconds: 1970 to 2100 (a page writes it as a date).
+LATEST_START = 4102444800
+
+
+def _epoch(path: str, started: float) -> float:
+    if not 0 <= started <= LATEST_START:
+        raise BadInput(path, f"the run's start ({started!r} epoch seconds) is not a date "
+                             f"between 1970 and 2100")
+    return started
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -407,7 +419,7 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     started = header.get("started")
     run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
               exitcode=finished[-1] if finished else None,
-              started=started if _is_number(started) else None, duration=None)
+              started=_epoch(path, started) if _is_number(started) else None, duration=None)
     phases_by_test: dict[str, dict] = {}
     for number, entry in enumerate(entries[1:], 2):
         if isinstance(entry, dict) and isinstance(entry.get(cs.STREAM_START), str) and not finished:

@@ -8,6 +8,19 @@ from __future__ import annotations
 from dataclasses import Field, dataclass, fields
 from typing import Any, ClassVar
 
+from etsuite.backends.harness.contract.shapes import (
+    BOOLEAN,
+    FINITE,
+    INTEGER,
+    TEXT,
+    Fields,
+    ListOf,
+    MapOf,
+    Maybe,
+    ShapeError,
+    check,
+)
+
 SCHEMA_VERSION = 1
 
 # Where a session's seed came from (`seed_policy` in the session facts).
@@ -78,6 +91,19 @@ class RunFacts(_Flat):
     plan: dict | None = None
 
 
+_NAME = Maybe(TEXT)
+# What the report tools use of the facts, typed once where they are read.
+FACTS_SHAPE = Fields({
+    "seed": Maybe(INTEGER), "seed_policy": _NAME, "versions": Maybe(MapOf(_NAME)),
+    "flows": Maybe(MapOf(Fields({"backend": _NAME, "tox_env": _NAME, "description": _NAME,
+                                 "delegates": Maybe(BOOLEAN), "quantizes": Maybe(BOOLEAN),
+                                 "selected": Maybe(BOOLEAN), "unavailable": _NAME,
+                                 "enable_hint": _NAME}))),
+    "run": Maybe(Fields({"id": _NAME, "selection": _NAME, "shard": Maybe(INTEGER),
+                         "shards": Maybe(INTEGER),
+                         "plan": Maybe(Fields({"predicted": Maybe(ListOf(Maybe(FINITE)))}))}))})
+
+
 @dataclass(frozen=True)
 class SessionFacts:
     """The facts of one session. `seed_policy`, `run` and `core_aten_ops` are left out
@@ -112,6 +138,10 @@ class SessionFacts:
         """Read facts written by `to_dict` (of any version: the caller checks
         `schema_version`); FactsError when a part is not an object."""
         data = _object(data, "the session facts")
+        try:
+            check(data, FACTS_SHAPE, "facts")
+        except ShapeError as error:
+            raise FactsError(str(error)) from None
         flows = _object(data.get("flows") or {}, "'flows'")
         run = data.get("run")
         core = data.get("core_aten_ops")

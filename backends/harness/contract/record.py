@@ -11,6 +11,7 @@ from typing import Any
 from etsuite.backends.harness.contract.shapes import (
     ANYTHING,
     BOOLEAN,
+    FINITE,
     INTEGER,
     NUMBER,
     OBJECT,
@@ -327,17 +328,17 @@ _STEP_VALUES = Maybe(ListOf(ListOf(Maybe(NUMBER))))   # per step, per output (nu
 RECORD_SHAPES = {
     "test_id": TEXT, "test_case": TEXT, "subtest": INTEGER, "suite": TEXT,
     "backend": _NAMES, "flow": _NAMES, "params": MapOf(ANYTHING), "seed": Maybe(INTEGER),
-    "stage": _NAMES, "error": _NAMES, "timings": MapOf(NUMBER),
+    "stage": _NAMES, "error": _NAMES, "timings": MapOf(FINITE),
     "delegated_nodes": Maybe(INTEGER), "undelegated_nodes": Maybe(INTEGER),
     "delegated_ops": _COUNTS, "undelegated_ops": _COUNTS, "delegated_precision": _NAMES,
     "pte_size": Maybe(INTEGER), "verdict_rule": _NAMES, "margin": _NAMES, "runtime": _NAMES,
     "cost": Maybe(Fields({
         "calls": Maybe(ListOf(Fields({"method": ANYTHING, "iterations": Maybe(INTEGER),
-                                      "median": Maybe(NUMBER), "p90": Maybe(NUMBER),
-                                      "min": Maybe(NUMBER)}))),
+                                      "median": Maybe(FINITE), "p90": Maybe(FINITE),
+                                      "min": Maybe(FINITE)}))),
         "peak_rss_bytes": Maybe(INTEGER), "planned_memory": Maybe(MapOf(ListOf(INTEGER)))})),
     "steps": Maybe(INTEGER), "step_errors": _STEP_VALUES, "step_sqnr_db": _STEP_VALUES,
-    "failed_step": Maybe(INTEGER), "step_ms": Maybe(ListOf(Maybe(NUMBER))), "state": _NAMES,
+    "failed_step": Maybe(INTEGER), "step_ms": Maybe(ListOf(Maybe(FINITE))), "state": _NAMES,
     "step_methods": Maybe(ListOf(ANYTHING)),
     "localization": Maybe(Fields({
         "localized": Maybe(BOOLEAN), "reason": _NAMES, "boundary": Maybe(OBJECT),
@@ -346,8 +347,8 @@ RECORD_SHAPES = {
                                                          "last": TEXT}))}))})),
     "flaky": Maybe(BOOLEAN), "artifacts": _NAMES, "repro": _NAMES, "observed_status": _NAMES,
     "declared_by": _NAMES, "declared_strict": Maybe(BOOLEAN), "crash_dump": _NAMES,
-    "budget_breaches": Maybe(ListOf(Fields({"limit": TEXT, "measured": NUMBER,
-                                            "value": NUMBER, "source": _NAMES}))),
+    "budget_breaches": Maybe(ListOf(Fields({"limit": TEXT, "measured": FINITE,
+                                            "value": FINITE, "source": _NAMES}))),
 }
 _OUTPUT_SHAPE = Fields({"max_abs_error": Maybe(NUMBER), "mean_abs_error": Maybe(NUMBER),
                         "sqnr_db": Maybe(NUMBER), "error_ratio": Maybe(NUMBER), "rule": _NAMES})

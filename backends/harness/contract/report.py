@@ -8,8 +8,8 @@ from __future__ import annotations
 from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.backends.harness.contract.shapes import (
     ANYTHING,
+    FINITE,
     INTEGER,
-    NUMBER,
     OBJECT,
     TEXT,
     Fields,
@@ -49,12 +49,12 @@ def put_records(test: dict, records: list[dict]) -> None:
 
 # One phase's report (setup, call, teardown) as pytest-json-report writes it under a test
 # entry, and as the results stream writes it on a "report" line.
-PHASE_SHAPE = Fields({"outcome": Maybe(TEXT), "duration": Maybe(NUMBER), "when": Maybe(TEXT),
+PHASE_SHAPE = Fields({"outcome": Maybe(TEXT), "duration": Maybe(FINITE), "when": Maybe(TEXT),
                       "longrepr": ANYTHING, "wasxfail": ANYTHING, "xfail_reason": ANYTHING})
 # The parts of a report file the tools read (what `records_of_test` finds is typed by
 # `SubtestRecord.from_dict`).
-REPORT_SHAPE = Fields({"exitcode": Maybe(INTEGER), "created": Maybe(NUMBER),
-                       "duration": Maybe(NUMBER), "tests": ListOf(OBJECT),
+REPORT_SHAPE = Fields({"exitcode": Maybe(INTEGER), "created": Maybe(FINITE),
+                       "duration": Maybe(FINITE), "tests": ListOf(OBJECT),
                        "collectors": Maybe(ListOf(Fields({"nodeid": Maybe(TEXT),
                                                           "outcome": ANYTHING,
                                                           "longrepr": ANYTHING})))})

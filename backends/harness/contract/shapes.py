@@ -5,6 +5,7 @@ wrong one is one message naming the field, not a traceback deep in the summary."
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -15,7 +16,8 @@ class ShapeError(ValueError):
 @dataclass(frozen=True)
 class Scalar:
     """One kind of JSON scalar: text, an integer, a number (an integer or a float, NaN and
-    infinity included: reports keep a NaN output's error), a boolean."""
+    infinity included: reports keep a NaN output's error), a finite number (a duration, a
+    size, a time), a boolean."""
 
     name: str
 
@@ -26,10 +28,15 @@ class Scalar:
             return isinstance(value, bool)
         if isinstance(value, bool):
             return False
-        return isinstance(value, int) if self.name == "integer" else isinstance(value, (int, float))
+        if self.name == "integer":
+            return isinstance(value, int)
+        if self.name == "finite":
+            return isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
+        return isinstance(value, (int, float))
 
 
-TEXT, INTEGER, NUMBER, BOOLEAN = (Scalar(name) for name in ("text", "integer", "number", "boolean"))
+TEXT, INTEGER, NUMBER, FINITE, BOOLEAN = (
+    Scalar(name) for name in ("text", "integer", "number", "finite", "boolean"))
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ ANYTHING = Scalar("any")   # any JSON value: shown as it is, never computed with
 def describe(shape) -> str:
     if isinstance(shape, Scalar):
         return {"integer": "an integer", "text": "text", "number": "a number",
-                "boolean": "true or false"}[shape.name]
+                "finite": "a finite number", "boolean": "true or false"}[shape.name]
     if isinstance(shape, Maybe):
         return f"{describe(shape.shape)} or null"
     if isinstance(shape, ListOf):
