@@ -19,7 +19,7 @@ def fuzz_seconds() -> float:
     try:
         seconds = float(value) if value else SHORT_RUN_SECONDS
     except ValueError:
-        raise SystemExit(f"ETSUITE_FUZZ_SECONDS={value!r} is not a number of seconds")
+        raise SystemExit(f"ETSUITE_FUZZ_SECONDS={value!r} is not a number of seconds") from None
     if not 0 < seconds < 7 * 24 * 3600:
         raise SystemExit(f"ETSUITE_FUZZ_SECONDS={value!r} is out of range")
     return seconds

@@ -64,7 +64,8 @@ CASES = {
     "bad-rerun.json": (_with_first_record(rerun={"same_inputs": "pass"}),
                        f"{FIRST_TEST}: a subtest record is invalid: a rerun without 'other_inputs'"),
     "bad-flows.json": (_report(**{REPORT_KEY: dict(FACTS, flows=["portable"])}),
-                       f"'{REPORT_KEY}' facts are invalid: facts.flows must be an object or null, got a list"),
+                       f"'{REPORT_KEY}' facts are invalid: facts.flows must be an object or "
+                       f"null, got a list"),
     # Wrong types: before, a traceback in the summary (or, for metadata, 0 subtests).
     "timings.json": (_with_first_record(timings="fast"),
                      f"{FIRST_TEST}: a subtest record is invalid: field 'timings' must be an "
