@@ -8,18 +8,7 @@ from __future__ import annotations
 from dataclasses import Field, dataclass, fields
 from typing import Any, ClassVar
 
-from etsuite.backends.harness.contract.shapes import (
-    BOOLEAN,
-    FINITE,
-    INTEGER,
-    TEXT,
-    Fields,
-    ListOf,
-    MapOf,
-    Maybe,
-    ShapeError,
-    check,
-)
+from etsuite.backends.harness.contract import shapes as sh
 
 SCHEMA_VERSION = 1
 
@@ -48,7 +37,7 @@ class _Flat:
     did not write reads as None; a key a newer writer added is ignored."""
 
     # Declared for the type checker only (every subclass is a dataclass): it makes
-    # `fields(self)` type-check. An annotation without a value adds no attribute.
+    # `fields(self)` type-sh.check. An annotation without a value adds no attribute.
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def to_dict(self) -> dict:
@@ -91,17 +80,17 @@ class RunFacts(_Flat):
     plan: dict | None = None
 
 
-_NAME = Maybe(TEXT)
+_NAME, _FLAG = sh.Maybe(sh.TEXT), sh.Maybe(sh.BOOLEAN)
 # What the report tools use of the facts, typed once where they are read.
-FACTS_SHAPE = Fields({
-    "seed": Maybe(INTEGER), "seed_policy": _NAME, "versions": Maybe(MapOf(_NAME)),
-    "flows": Maybe(MapOf(Fields({"backend": _NAME, "tox_env": _NAME, "description": _NAME,
-                                 "delegates": Maybe(BOOLEAN), "quantizes": Maybe(BOOLEAN),
-                                 "selected": Maybe(BOOLEAN), "unavailable": _NAME,
-                                 "enable_hint": _NAME}))),
-    "run": Maybe(Fields({"id": _NAME, "selection": _NAME, "shard": Maybe(INTEGER),
-                         "shards": Maybe(INTEGER),
-                         "plan": Maybe(Fields({"predicted": Maybe(ListOf(Maybe(FINITE)))}))}))})
+FACTS_SHAPE = sh.Fields({
+    "seed": sh.Maybe(sh.INTEGER), "seed_policy": _NAME, "versions": sh.Maybe(sh.MapOf(_NAME)),
+    "flows": sh.Maybe(sh.MapOf(sh.Fields({
+        "backend": _NAME, "tox_env": _NAME, "description": _NAME, "unavailable": _NAME,
+        "enable_hint": _NAME, "delegates": _FLAG, "quantizes": _FLAG, "selected": _FLAG}))),
+    "run": sh.Maybe(sh.Fields({
+        "id": _NAME, "selection": _NAME, "shard": sh.Maybe(sh.INTEGER),
+        "shards": sh.Maybe(sh.INTEGER),
+        "plan": sh.Maybe(sh.Fields({"predicted": sh.Maybe(sh.ListOf(sh.Maybe(sh.FINITE)))}))}))})
 
 
 @dataclass(frozen=True)
@@ -139,8 +128,8 @@ class SessionFacts:
         `schema_version`); FactsError when a part is not an object."""
         data = _object(data, "the session facts")
         try:
-            check(data, FACTS_SHAPE, "facts")
-        except ShapeError as error:
+            sh.check(data, FACTS_SHAPE, "facts")
+        except sh.ShapeError as error:
             raise FactsError(str(error)) from None
         flows = _object(data.get("flows") or {}, "'flows'")
         run = data.get("run")
