@@ -207,6 +207,9 @@ def test_a_catch_all_is_read_when_it_says_so_and_kept_by_the_updater(tmp_path):
     assert entry.catch_all and read.failure("broken_flow", "any.py::test") == entry
     again = ex.load(write(tmp_path, declare.dump(ex.Expectations((entry,)), "b")))
     assert again.entries[0].catch_all
+    # A [[must_delegate]] only tightens: it may name every case without saying so.
+    strict = ex.load(write(tmp_path, "[[must_delegate]]\nflows = ['f']\ncase = '*'\nreason = 'r'\n"))
+    assert strict.must_delegate("f", "any.py::test") is not None
 
 
 def test_every_dtype_name_of_torch_is_known():

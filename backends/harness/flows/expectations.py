@@ -282,6 +282,9 @@ def is_catch_all(case: str) -> bool:
 # What an entry of each kind may say beyond flows, case and reason.
 ENTRY_KEYS = {"fail": {"status", "strict", "catch_all"}, "skip": {"catch_all"},
               "must_delegate": set(), "tolerance": {*OVERRIDE_FIELDS, "dtype", "catch_all"}}
+# The kinds whose catch-all must say so: each one loosens what a case is held to (a
+# [[must_delegate]] only tightens it).
+CATCH_ALL_KINDS = ("fail", "skip", "tolerance")
 
 
 def _entry(kind: str, raw: dict, where: str) -> Expectation:
@@ -303,7 +306,7 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
         if not isinstance(raw.get(flag, False), bool):
             raise ExpectationsError(f"{where}: {flag!r} must be true or false")
     catch_all = raw.get("catch_all", False)
-    if is_catch_all(case) and not catch_all:
+    if kind in CATCH_ALL_KINDS and is_catch_all(case) and not catch_all:
         raise ExpectationsError(
             f"{where}: [[{kind}]] case {case!r} matches every case of its flows: a catch-all "
             f"that would decide each one; name the cases, or say `catch_all = true` with "
