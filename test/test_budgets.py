@@ -194,6 +194,23 @@ def test_the_loader_refuses_a_bad_entry_naming_its_line(tmp_path, body, message)
     assert message in str(error.value)
 
 
+
+@pytest.mark.parametrize("text, message", [
+    # Before: "unknown key(s) ['a', 'c', 'e', 's', 'w']", the letters of its keys.
+    ('[budget]\nflows = ["x"]\ncase = "c"\nreason = "r"\nmax_pte_bytes = 1\n',
+     "budgets.toml:1: 'budget' must be written as [[budget]] tables, one per entry"),
+    # Before: accepted; the second never decides a limit.
+    ('[[budget]]\nflows = ["x*"]\ncase = "*"\nreason = "r"\nmax_pte_bytes = 1\n\n'
+     '[[budget]]\nflows = ["x1"]\ncase = "a.py::t"\nreason = "r"\nmax_pte_bytes = 2\n',
+     "budgets.toml:7: this [[budget]] can never apply: each of its limits is decided first "
+     "by an entry that names every flow and case it names (max_pte_bytes by budgets.toml:1)"),
+])
+def test_a_malformed_file_is_one_error_naming_its_line(tmp_path, text, message):
+    with pytest.raises(bd.BudgetsError) as error:
+        bd.load(write(tmp_path, text), "budgets.toml")
+    assert str(error.value).startswith(message)
+
+
 def test_the_first_entry_setting_a_limit_decides_it_and_time_needs_the_host(tmp_path):
     data = bd.load(write(tmp_path, BUDGETS), "b.toml")
     limits = data.limits("tiny", "test_cases.py::test_add_relu", None)

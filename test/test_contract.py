@@ -18,6 +18,7 @@ from etsuite.backends.harness.contract import (
     nodeids,
     record,
     report,
+    shapes,
     statuses,
     stream,
 )
@@ -151,9 +152,11 @@ def test_a_malformed_payload_is_refused(changes, message):
 
 @pytest.mark.parametrize("stored, message", [
     ([], "the session facts must be an object, got list"),
-    ({"flows": ["portable"]}, "'flows' must be an object, got list"),
-    ({"flows": {"portable": "yes"}}, "flow 'portable' must be an object, got str"),
-    ({"run": 3}, "'run' must be an object, got int"),
+    ({"flows": ["portable"]}, "facts.flows must be an object or null, got a list"),
+    ({"flows": {"portable": "yes"}}, "facts.flows['portable'] must be an object, got text"),
+    ({"run": 3}, "facts.run must be an object or null, got a number: 3"),
+    ({"seed": "1"}, "facts.seed must be an integer or null, got text: '1'"),
+    ({"versions": {"torch": ["2"]}}, "facts.versions['torch'] must be text or null, got a list"),
 ])
 def test_malformed_facts_are_refused(stored, message):
     with pytest.raises(FactsError, match="^" + re.escape(message)):
@@ -163,7 +166,7 @@ def test_malformed_facts_are_refused(stored, message):
 def test_the_package_offers_every_name_of_its_modules():
     """A vendor's `from etsuite.backends.harness.contract import Status` keeps working."""
     offered = 0
-    for module in (durations, facts, nodeids, record, report, statuses, stream):
+    for module in (durations, facts, nodeids, record, report, shapes, statuses, stream):
         for name, value in vars(module).items():
             outside = getattr(value, "__module__", module.__name__) or ""
             if name.startswith("_") or isinstance(value, types.ModuleType) or \

@@ -151,6 +151,76 @@ def test_malformed_files_name_the_entry(tmp_path, text, message):
     assert message in str(error.value) and "x.toml" in str(error.value)
 
 
+
+ENTRY = "flows = ['x']\ncase = 'a.py::t'\nreason = 'r'\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    # Before: AttributeError ('str' object has no attribute 'get').
+    ("fail = 'x'\n", "x.toml:1: 'fail' must be written as [[fail]] tables, one per entry"),
+    (f"# a table, not an array of tables\n[fail]\n{ENTRY}",
+     "x.toml:2: 'fail' must be written as [[fail]] tables, one per entry"),
+    ("\nskip = [1, 2]\n", "x.toml:2: 'skip' must be written as [[skip]] tables, one per "
+                           "entry; entry 1 is a int"),
+    # Before: accepted, and never used.
+    (f"[[skip]]\n{ENTRY}status = 'fail_run'\n", "x.toml:1: unknown key(s) ['status'] for [[skip]]"),
+    (f"\n[[tolerance]]\n{ENTRY}dtype = 'flaot16'\nrtol = 0.1\n",
+     "x.toml:2: 'dtype' must be a dtype name such as \"float16\", got 'flaot16'"),
+    (f"[[skip]]\n{ENTRY}\n[[skip]]\nflows = ['x']\ncase = 'a.py::t'\nreason = 'again'\n",
+     "x.toml:6: this [[skip]] can never apply: the entry at x.toml:1 names every flow"),
+    (f"[[fail]]\nflows = ['x*']\ncase = 'a.py::*'\nstatus = 'fail_run'\nreason = 'r'\n\n"
+     f"[[fail]]\n{ENTRY}status = 'fail_lower'\n", "x.toml:7: this [[fail]] can never apply"),
+    (f"[[tolerance]]\n{ENTRY}rtol = 0.1\n\n[[tolerance]]\n{ENTRY}dtype = 'float16'\nrtol = 0.2\n",
+     "x.toml:7: this [[tolerance]] can never apply"),
+    # Before: one entry made every failure of its status on every flow an xfail.
+    ("[[fail]]\nflows = ['*']\ncase = '*'\nstatus = 'fail_mismatch'\nstrict = false\n"
+     "reason = 'r'\n", "x.toml:1: [[fail]] case '*' matches every case of its flows: a "
+                       "catch-all"),
+    ("[[skip]]\nflows = ['x']\ncase = '*::*'\nreason = 'r'\n",
+     "x.toml:1: [[skip]] case '*::*' matches every case of its flows: a catch-all"),
+    (f"[[skip]]\n{ENTRY}catch_all = true\n", "x.toml:1: 'catch_all = true' on case 'a.py::t'"),
+    ("[[skip]]\nflows = ['x']\ncase = '*'\nreason = 'r'\ncatch_all = 'yes'\n",
+     "x.toml:1: 'catch_all' must be true or false"),
+    ("[[skip]\n", "x.toml:1: not valid TOML"),
+    ("\n\n[[xfail]]\nflows = ['x']\n", "x.toml:3: unknown section(s) ['xfail']"),
+])
+def test_every_malformed_file_is_one_error_naming_file_and_line(tmp_path, text, message):
+    with pytest.raises(ex.ExpectationsError) as error:
+        ex.load(write(tmp_path, text), "x.toml")
+    assert str(error.value).startswith(message)
+    assert "\n" not in str(error.value)
+
+
+def test_a_file_that_is_not_utf8_names_its_line(tmp_path):
+    """Before: UnicodeDecodeError out of Path.read_text."""
+    path = tmp_path / "expectations.toml"
+    path.write_bytes(b"[[skip]]\nflows = ['x']\nreason = 'caf\xe9'\n")
+    with pytest.raises(ex.ExpectationsError, match=r"^x.toml:3: not UTF-8 text \(byte 0xe9\)$"):
+        ex.load(path, "x.toml")
+
+
+def test_a_catch_all_is_read_when_it_says_so_and_kept_by_the_updater(tmp_path):
+    text = ("[[fail]]\nflows = ['broken_flow']\ncase = '*'\nstatus = 'fail_lower'\n"
+            "catch_all = true\nreason = 'the partitioner rejects every graph'\n")
+    read = ex.load(write(tmp_path, text))
+    (entry,) = read.entries
+    assert entry.catch_all and read.failure("broken_flow", "any.py::test") == entry
+    again = ex.load(write(tmp_path, declare.dump(ex.Expectations((entry,)), "b")))
+    assert again.entries[0].catch_all
+    # A [[must_delegate]] only tightens: it may name every case without saying so.
+    strict = ex.load(write(tmp_path, "[[must_delegate]]\nflows = ['f']\ncase = '*'\nreason = 'r'\n"))
+    assert strict.must_delegate("f", "any.py::test") is not None
+
+
+def test_every_dtype_name_of_torch_is_known():
+    import torch
+
+    from etsuite.backends.harness.flows.tolerance import DTYPE_NAMES
+    names = {str(getattr(torch, n)).rsplit(".", 1)[-1] for n in dir(torch)
+             if isinstance(getattr(torch, n), torch.dtype)}
+    assert names == set(DTYPE_NAMES)
+
+
 TOLERANCES = """\
 [[tolerance]]
 flows = ["xnnpack_static_*"]

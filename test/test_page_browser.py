@@ -580,3 +580,70 @@ def test_the_changes_are_one_list_worst_first_each_opening_its_case(tab, merged)
     tab.click("#review tbody tr a")
     tab.wait_for("!document.getElementById('detail').hidden")
     assert tab.evaluate("document.querySelector('#detail h2').textContent") == changes.regressions[0].nodeid
+
+
+# ---------------------------------------------------------------- hostile reports
+
+# Markup a report from elsewhere may carry: each one, if the page ran it, renames the page.
+PWNED = "pwned"
+IMG = f"<img src=x onerror=\"document.title='{PWNED}'\">"
+SCRIPT = f"</script><script>document.title='{PWNED}'</script>"
+WATCH_VIOLATIONS = ("window.violations = []; document.addEventListener("
+                    "'securitypolicyviolation', (e) => window.violations.push(e.violatedDirective))")
+
+
+def test_markup_in_a_number_field_is_shown_as_text_never_run(browser, tmp_path):
+    """A value the loader now refuses (test_summary_bad_input) reaching the page anyway
+    (a field the loader does not know yet): the page escapes it, and the policy would
+    stop it if it did not. Before: `(${v} bytes)`, `×${n}` and a review row's subtest
+    went in raw."""
+    merged = load(DATA)
+    data = page.page_data(merged, compare(merged, load(BASELINE)))
+    records = data["details"][0]["records"]
+    records["pte_size"][0] = IMG
+    records["delegated_ops"][0] = {"aten.add.Tensor": IMG}
+    data["core"]["history"]["changes"]["review"][0]["subtest"] = IMG
+    path = tmp_path / "hostile.html"
+    path.write_text(page.render(data), encoding="utf-8")
+    opened = browser.new_page()
+    opened.open(path)
+    opened.click('.cell[data-result="%d"]' % next(
+        i for i, flow in enumerate(data["core"]["grid"]["flow"])
+        if data["core"]["flows"][flow]["backend_index"] == 0))
+    opened.wait_for("!document.getElementById('detail').hidden")
+    opened.evaluate("new Promise((done) => setTimeout(done, 300))")
+    assert opened.evaluate("document.title") == page.DEFAULT_TITLE
+    assert opened.evaluate("document.querySelectorAll('img').length") == 0
+    assert IMG in field(opened, "pte_size") and IMG in field(opened, "delegated_ops")
+    assert IMG in opened.evaluate("document.getElementById('review').textContent")
+
+
+def test_markup_in_a_report_is_text_under_a_policy_that_runs_only_the_pages_script(
+        browser, tmp_path):
+    """A downloaded report whose text fields (error, node id, op names, margin) carry
+    markup, through the summary command: the page shows it as text; markup put into the
+    page by hand (as an injection would) does not run either, and the browser reports the
+    policy that stopped it."""
+    data = json.loads((DATA / "portable.json").read_text())
+    test = data["tests"][0]
+    test["nodeid"] += SCRIPT
+    record = test["metadata"]["subtests"][0]
+    record.update(error=SCRIPT + IMG, margin=IMG, runtime=IMG, delegated_ops={IMG: 1})
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data))
+    path = tmp_path / "hostile.html"
+    assert summary.main([str(hostile), "--page", str(path)]) == 0
+    html = path.read_text(encoding="utf-8")
+    assert '<meta http-equiv="Content-Security-Policy"' in html and "'unsafe-inline'" \
+        not in html.split("script-src", 1)[1].split(";", 1)[0]
+    opened = browser.new_page()
+    opened.open(path)
+    opened.evaluate(WATCH_VIOLATIONS)
+    open_cell(opened, 0)
+    assert field(opened, "error") == SCRIPT + IMG
+    assert opened.evaluate("document.querySelector('#detail h2').textContent") == test["nodeid"]
+    opened.evaluate(f"document.getElementById('facts').insertAdjacentHTML('beforeend', {json.dumps(IMG)})")
+    opened.evaluate("new Promise((done) => setTimeout(done, 300))")
+    assert opened.evaluate("document.title") == page.DEFAULT_TITLE
+    assert "script-src-attr" in opened.evaluate("window.violations") or \
+        "script-src" in opened.evaluate("window.violations")

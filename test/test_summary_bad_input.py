@@ -64,7 +64,27 @@ CASES = {
     "bad-rerun.json": (_with_first_record(rerun={"same_inputs": "pass"}),
                        f"{FIRST_TEST}: a subtest record is invalid: a rerun without 'other_inputs'"),
     "bad-flows.json": (_report(**{REPORT_KEY: dict(FACTS, flows=["portable"])}),
-                       f"'{REPORT_KEY}' facts are invalid: 'flows' must be an object, got list"),
+                       f"'{REPORT_KEY}' facts are invalid: facts.flows must be an object or "
+                       f"null, got a list"),
+    # Wrong types: before, a traceback in the summary (or, for metadata, 0 subtests).
+    "duration.json": (_with_first_test(call={"outcome": "passed", "duration": "slow"}),
+                      f"{FIRST_TEST}: tests[0].call.duration must be a finite number or null, "
+                      f"got text: 'slow'"),
+    "metadata.json": (_with_first_test(metadata="x"),
+                      f"{FIRST_TEST}: tests[0].metadata must be an object or null, got text"),
+    "nan-duration.json": (_with_first_test(call={"outcome": "passed", "duration": float("nan")}),
+                          f"{FIRST_TEST}: tests[0].call.duration must be a finite number or "
+                          f"null, got a number: nan"),
+    "created.json": (_report(created=1e300),
+                     "the run's start (1e+300 epoch seconds) is not a date between 1970 and 2100"),
+    "exitcode.json": (_report(exitcode="1"),
+                      "the report.exitcode must be an integer or null, got text: '1'"),
+    "stream-duration.partial.jsonl": (
+        "\n".join(STREAM[:1] + [json.dumps({"report": {"nodeid": "a.py::t", "when": "call",
+                                                        "outcome": "passed",
+                                                        "duration": [1]}})]),
+        "a.py::t: line 2: the report.duration must be a finite number or null, got a "
+        "list: [1]"),
     "future.partial.jsonl": (_stream_version(2),
                              "unknown schema version 2 (this tool reads version 1)"),
     "notastream.partial.jsonl": ("\n".join(STREAM[1:]),
@@ -72,6 +92,28 @@ CASES = {
     "broken.partial.jsonl": ("\n".join(STREAM[:2] + ["{not json"] + STREAM[2:]),
                              "line 3 is not valid JSON: "),
 }
+
+# A record field of the wrong type (before: a traceback in the summary, or markup kept
+# into the page): {file: (the field, its value, what the loader says of it)}.
+WRONG_FIELDS = {
+    "timings.json": ("timings", "fast", "'timings' must be an object, got text: 'fast'"),
+    "timing.json": ("timings", {"run": "fast"},
+                    "'timings'['run'] must be a finite number, got text: 'fast'"),
+    "nodes.json": ("delegated_nodes", "4",
+                   "'delegated_nodes' must be an integer or null, got text: '4'"),
+    "pte-size.json": ("pte_size", "<img src=x onerror=alert(1)>", "'pte_size' must be an "
+                      "integer or null, got text: '<img src=x onerror=alert(1)>'"),
+    "subtest.json": ("subtest", "<b>0</b>", "'subtest' must be an integer, got text: '<b>0</b>'"),
+    "op-count.json": ("delegated_ops", {"aten.add.Tensor": "1"},
+                      "'delegated_ops'['aten.add.Tensor'] must be an integer, got text: '1'"),
+    "output.json": ("outputs", [{"max_abs_error": "big"}],
+                    "'max_abs_error' must be a number or null, got text: 'big'"),
+    "cost.json": ("cost", {"calls": [{"median": "quick"}]},
+                  "'cost'.calls[0].median must be a finite number or null, got text: 'quick'"),
+}
+CASES.update({name: (_with_first_record(**{field: value}),
+                     f"{FIRST_TEST}: a subtest record is invalid: field {said}")
+              for name, (field, value, said) in WRONG_FIELDS.items()})
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -114,6 +156,16 @@ def test_an_unreadable_file_is_refused(tmp_path):
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(loading.BadInput, match="cannot read"):
+        loading.load(str(path))
+
+
+def test_a_report_over_the_size_bound_is_refused_unread(tmp_path):
+    """Before: any report was read whole, a 2 GB one into more memory than a CI runner
+    has. A sparse file of the bound plus one byte takes no disk."""
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as handle:
+        handle.truncate(loading.MAX_INPUT_BYTES + 1)
+    with pytest.raises(loading.BadInput, match=r"huge.json: larger than 1024 MiB, the most"):
         loading.load(str(path))
 
 

@@ -32,10 +32,13 @@ from etsuite.backends.harness.contract.nodeids import param_ids
 from etsuite.backends.harness.contract.record import RecordError, SubtestRecord
 from etsuite.backends.harness.contract.report import (
     REPORT_KEY,
+    REPORT_SHAPE,
     REPORT_SUFFIX,
+    TEST_SHAPE,
     facts_of_report,
     records_of_test,
 )
+from etsuite.backends.harness.contract.shapes import INTEGER, ListOf, Maybe, ShapeError, check
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools import classify
 
@@ -221,13 +224,25 @@ def history_inputs(folder: str) -> list[tuple[str, list[str]]]:
 
 # ---------------------------------------------------------------- reading one input
 
+# A larger input is refused before it is read: parsed whole, a report takes about twice
+# its size in memory, and the largest merge the project makes (`make test-all`, 40,000
+# tests) writes far less than this.
+MAX_INPUT_BYTES = 1024 * 1024 * 1024
+
+
 def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
     """Read one file; raises BadInput for anything this tool cannot trust."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_INPUT_BYTES:
+                raise BadInput(path, _too_large())
+            raw = handle.read(MAX_INPUT_BYTES + 1)  # a file that grew, or a pipe
+        if len(raw) > MAX_INPUT_BYTES:
+            raise BadInput(path, _too_large())
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(path, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
+    del raw
     if not text.strip():
         raise BadInput(path, "empty file")
     if path.endswith(STREAM_SUFFIX):
@@ -237,6 +252,20 @@ def load(path: str, order: int = 0) -> tuple[Run, list[TestResult]]:
     run.order = order
     run.tests = len(results)
     return run, results
+
+
+def _too_large() -> str:
+    return (f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the most this tool reads "
+            f"(split the run into shards, docs/reference/outputs.md)")
+
+
+def _check_shape(path: str, value, shape, where: str, about: str = "") -> None:
+    """BadInput naming the file (and the test, when `about` says it) unless `value` has
+    `shape`; `where` is how the message names the value (`tests[3]`)."""
+    try:
+        check(value, shape, where)
+    except ShapeError as error:
+        raise BadInput(path, f"{about}{error}") from None
 
 
 def _check_facts(path: str, facts, version) -> SessionFacts:
@@ -262,21 +291,33 @@ def _load_report(path: str, text: str) -> tuple[Run, list[TestResult]]:
     if not isinstance(data.get("tests"), list):
         raise BadInput(path, "a pytest-json-report without per-test results "
                              "(written with --json-report-summary?)")
+    _check_shape(path, data, REPORT_SHAPE, "the report")
     facts = None
     raw = facts_of_report(data)
     if raw is not None:
         version = raw.get("schema_version") if isinstance(raw, dict) else None
         facts = _check_facts(path, raw, version)
     created, duration = data.get("created"), data.get("duration")
-    started = created - duration if _is_number(created) and _is_number(duration) else None
+    started = _epoch(path, created - duration) \
+        if _is_number(created) and _is_number(duration) else None
     run = Run(path=path, kind="report", facts=facts, finished=True,
               exitcode=data.get("exitcode"), started=started,
               duration=duration if _is_number(duration) else None)
     results = [_result_from_json(path, index, test, run)
                for index, test in enumerate(data["tests"])]
-    collectors = data.get("collectors")
-    results.extend(_collection_errors(collectors if isinstance(collectors, list) else [], run))
+    results.extend(_collection_errors(data.get("collectors") or [], run))
     return run, results
+
+
+# When a run may have started, in epoch seconds: 1970 to 2100 (a page writes it as a date).
+LATEST_START = 4102444800
+
+
+def _epoch(path: str, started: float) -> float:
+    if not 0 <= started <= LATEST_START:
+        raise BadInput(path, f"the run's start ({started!r} epoch seconds) is not a date "
+                             f"between 1970 and 2100")
+    return started
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -289,8 +330,8 @@ def _result_from_json(path: str, index: int, test, run: Run) -> TestResult:
     outcome = test.get("outcome")
     if outcome not in classify.OUTCOMES:
         raise BadInput(path, f"tests[{index}] ({test['nodeid']}) has unknown outcome {outcome!r}")
-    phases = {when: test[when] for when in ("setup", "call", "teardown")
-              if isinstance(test.get(when), dict)}
+    _check_shape(path, test, TEST_SHAPE, f"tests[{index}]", f"{test['nodeid']}: ")
+    phases = {when: test[when] for when in ("setup", "call", "teardown") if test.get(when)}
     records = _checked_records(path, test["nodeid"], records_of_test(test))
     phase, longrepr = _deciding_phase(outcome, phases)
     duration = sum(p.get("duration") or 0.0 for p in phases.values())
@@ -374,10 +415,11 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     facts = _check_facts(path, cs.facts_of_header(header), header[cs.STREAM_HEADER])
     finished = [e[cs.STREAM_FINISHED] for e in entries[1:]
                 if isinstance(e, dict) and cs.STREAM_FINISHED in e]
+    _check_shape(path, finished, ListOf(Maybe(INTEGER)), "a 'finished' line's exit status")
     started = header.get("started")
     run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
               exitcode=finished[-1] if finished else None,
-              started=started if _is_number(started) else None, duration=None)
+              started=_epoch(path, started) if _is_number(started) else None, duration=None)
     phases_by_test: dict[str, dict] = {}
     for number, entry in enumerate(entries[1:], 2):
         if isinstance(entry, dict) and isinstance(entry.get(cs.STREAM_START), str) and not finished:
@@ -389,6 +431,8 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
             continue
         if not isinstance(report, dict) or not isinstance(report.get("nodeid"), str):
             raise BadInput(path, f"report line {number} has no node id")
+        _check_shape(path, report, cs.REPORT_LINE_SHAPE, f"line {number}: the report",
+                     f"{report['nodeid']}: ")
         phases_by_test.setdefault(report["nodeid"], {})[report.get("when")] = report
     return run, [_result_from_stream(path, nodeid, phases, run)
                  for nodeid, phases in phases_by_test.items()]

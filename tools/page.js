@@ -58,18 +58,24 @@
   async function result(ri) { return (await details(backendOf(ri)))[place[ri]]; }
 
   // ------------------------------------------------------------ small helpers
+  // The one way text from the data enters HTML: every value a report can set goes
+  // through esc (or textContent); only the page's own markup and computed numbers do not.
   function esc(value) {
     return String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;",
       ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
   }
+  // The figure helpers below return HTML: a value that is not a number (a report
+  // the loader let through, or a newer field) is shown as escaped text, never raw.
   function seconds(value) {
     if (value == null) return "–";
+    if (typeof value !== "number") return esc(value);
     if (value < 60) return value.toFixed(value < 1 ? 3 : 1) + " s";
     const m = Math.floor(value / 60), s = Math.round(value % 60);
     return m < 60 ? `${m} m ${String(s).padStart(2, "0")} s` : `${Math.floor(m / 60)} h ${m % 60} m`;
   }
   function bytes(value) {
     if (value == null) return "–";
+    if (typeof value !== "number") return esc(value);
     if (value < 1024) return value + " B";
     if (value < 1024 * 1024) return (value / 1024).toFixed(1) + " KiB";
     return (value / 1024 / 1024).toFixed(2) + " MiB";
@@ -525,7 +531,7 @@
         `<span class="mono">${esc(r.nodeid)}</span>`;
       return `<tr class="${r.result != null ? "link" : ""} ${r.worse ? "worse" : ""}"${r.result != null ? ` data-result="${r.result}"` : ""}>` +
         `<td class="name">${esc(r.kind)}</td><td class="name">${esc(r.metric)}</td><td class="name">${name}</td>` +
-        `<td>${r.subtest ?? ""}</td><td class="name">${esc(r.flow ?? "")}</td><td>${esc(r.was ?? "–")}</td>` +
+        `<td>${esc(r.subtest ?? "")}</td><td class="name">${esc(r.flow ?? "")}</td><td>${esc(r.was ?? "–")}</td>` +
         `<td>${esc(r.now ?? "–")}</td><td>${factor(r.factor)}</td></tr>`;
     });
     $("review-wrap").innerHTML = `<h3>Since the baseline, worst first (${rows.length})</h3>` +
@@ -760,7 +766,7 @@
   function histogram(ops) {
     const entries = Object.entries(ops || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     if (!entries.length) return "–";
-    return `<table>${entries.map(([op, n]) => `<tr><td class="mono">${esc(op)}</td><td>×${n}</td></tr>`).join("")}</table>`;
+    return `<table>${entries.map(([op, n]) => `<tr><td class="mono">${esc(op)}</td><td>×${esc(n)}</td></tr>`).join("")}</table>`;
   }
 
   function outputsTable(outputs) {
@@ -793,7 +799,7 @@
     undelegated_nodes: (v) => esc(v ?? "–"),
     delegated_ops: histogram,
     undelegated_ops: histogram,
-    pte_size: (v) => (v == null ? "–" : `${bytes(v)} <span class="note">(${v} bytes)</span>`),
+    pte_size: (v) => (v == null ? "–" : `${bytes(v)} <span class="note">(${esc(v)} bytes)</span>`),
     outputs: outputsTable,
     runtime: (v) => esc(v ?? "–"),
   };

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import enum
 import gzip
+import hashlib
 import json
 import math
 import re
@@ -529,19 +530,33 @@ def _escape_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def content_security_policy(script: str) -> str:
+    """The page's policy: only its own script (by its hash) runs, so markup that reached
+    the page from a report (an `onerror=`, a `<script>`) is never executed; nothing is
+    fetched, not even an image. Inline styles stay allowed: the page colours cells with
+    them, and with nothing to fetch a style cannot send anything anywhere."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+            f"base-uri 'none'; form-action 'none'")
+
+
 def render(data: dict) -> str:
-    """The whole page: markup, inlined CSS and JavaScript, the core data, and one packed
-    part of details per backend."""
+    """The whole page: markup, inlined CSS and JavaScript under a Content-Security-Policy
+    that allows that script only, the core data, and one packed part of details per
+    backend (data blocks of a type the browser never executes)."""
     details = "".join(f'<script id="etsuite-details-{index}" type="{DATA_TYPE}">{pack(part)}'
                       f"</script>\n" for index, part in enumerate(data["details"]))
+    script = f"\n{_asset('page.js')}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" "
+        f"content=\"{content_security_policy(script)}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{_escape_html(data['core']['title'])}</title>\n"
         f"<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
         f"{_asset('page.html')}"
         f"<script id=\"etsuite-data\" type=\"{DATA_TYPE}\">{pack(data['core'])}</script>\n"
-        f"{details}<script>\n{_asset('page.js')}</script>\n</body>\n</html>\n")
+        f"{details}<script>{script}</script>\n</body>\n</html>\n")
 
 
 def build(merged: Merged, changes: Changes | None = None,

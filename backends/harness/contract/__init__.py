@@ -11,7 +11,10 @@ One module per format:
 - `nodeids`: a test's case and parameter ids from its node id, and its repro command.
 - `facts`: the session facts (`SessionFacts`, `FlowFacts`, `RunFacts`), the schema
   version and the seed policies.
-- `report`: where facts and records sit in a pytest-json-report file (the one accessor).
+- `report`: where facts and records sit in a pytest-json-report file (the one accessor),
+  and the shapes of its test entries.
+- `shapes`: the shapes of JSON values a reader accepts (`check`): what makes each reader
+  of a file from elsewhere a checked one.
 - `stream`: the results stream's lines (`X.partial.jsonl`) and how to read them.
 - `durations`: `backends/<name>/durations.json`.
 
@@ -27,6 +30,7 @@ from etsuite.backends.harness.contract.durations import (  # noqa: F401
     durations_of,
 )
 from etsuite.backends.harness.contract.facts import (  # noqa: F401
+    FACTS_SHAPE,
     SCHEMA_VERSION,
     SEED_POLICIES,
     FactsError,
@@ -45,6 +49,7 @@ from etsuite.backends.harness.contract.record import (  # noqa: F401
     ERROR_LIMIT,
     FINDINGS_FIELDS,
     RECORD_FIELDS,
+    RECORD_SHAPES,
     Findings,
     OutputStatistics,
     RecordError,
@@ -59,12 +64,32 @@ from etsuite.backends.harness.contract.record import (  # noqa: F401
     where_it_breaks,
 )
 from etsuite.backends.harness.contract.report import (  # noqa: F401
+    PHASE_SHAPE,
     REPORT_KEY,
+    REPORT_SHAPE,
     REPORT_SUFFIX,
+    TEST_SHAPE,
     facts_of_report,
     put_facts,
     put_records,
     records_of_test,
+)
+from etsuite.backends.harness.contract.shapes import (  # noqa: F401
+    ANYTHING,
+    BOOLEAN,
+    FINITE,
+    INTEGER,
+    NUMBER,
+    OBJECT,
+    TEXT,
+    Fields,
+    ListOf,
+    MapOf,
+    Maybe,
+    Scalar,
+    ShapeError,
+    check,
+    describe,
 )
 from etsuite.backends.harness.contract.statuses import (  # noqa: F401
     FAILING,
@@ -78,6 +103,7 @@ from etsuite.backends.harness.contract.statuses import (  # noqa: F401
     Status,
 )
 from etsuite.backends.harness.contract.stream import (  # noqa: F401
+    REPORT_LINE_SHAPE,
     STREAM_COLLECT_ERROR,
     STREAM_FINISHED,
     STREAM_HEADER,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import Field, dataclass, fields
 from typing import Any, ClassVar
 
+from etsuite.backends.harness.contract import shapes as sh
+
 SCHEMA_VERSION = 1
 
 # Where a session's seed came from (`seed_policy` in the session facts).
@@ -35,7 +37,7 @@ class _Flat:
     did not write reads as None; a key a newer writer added is ignored."""
 
     # Declared for the type checker only (every subclass is a dataclass): it makes
-    # `fields(self)` type-check. An annotation without a value adds no attribute.
+    # `fields(self)` type-sh.check. An annotation without a value adds no attribute.
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def to_dict(self) -> dict:
@@ -78,6 +80,19 @@ class RunFacts(_Flat):
     plan: dict | None = None
 
 
+_NAME, _FLAG = sh.Maybe(sh.TEXT), sh.Maybe(sh.BOOLEAN)
+# What the report tools use of the facts, typed once where they are read.
+FACTS_SHAPE = sh.Fields({
+    "seed": sh.Maybe(sh.INTEGER), "seed_policy": _NAME, "versions": sh.Maybe(sh.MapOf(_NAME)),
+    "flows": sh.Maybe(sh.MapOf(sh.Fields({
+        "backend": _NAME, "tox_env": _NAME, "description": _NAME, "unavailable": _NAME,
+        "enable_hint": _NAME, "delegates": _FLAG, "quantizes": _FLAG, "selected": _FLAG}))),
+    "run": sh.Maybe(sh.Fields({
+        "id": _NAME, "selection": _NAME, "shard": sh.Maybe(sh.INTEGER),
+        "shards": sh.Maybe(sh.INTEGER),
+        "plan": sh.Maybe(sh.Fields({"predicted": sh.Maybe(sh.ListOf(sh.Maybe(sh.FINITE)))}))}))})
+
+
 @dataclass(frozen=True)
 class SessionFacts:
     """The facts of one session. `seed_policy`, `run` and `core_aten_ops` are left out
@@ -112,6 +127,10 @@ class SessionFacts:
         """Read facts written by `to_dict` (of any version: the caller checks
         `schema_version`); FactsError when a part is not an object."""
         data = _object(data, "the session facts")
+        try:
+            sh.check(data, FACTS_SHAPE, "facts")
+        except sh.ShapeError as error:
+            raise FactsError(str(error)) from None
         flows = _object(data.get("flows") or {}, "'flows'")
         run = data.get("run")
         core = data.get("core_aten_ops")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from etsuite.backends.harness.contract import shapes as sh
 from etsuite.backends.harness.contract.statuses import TEST_ONLY, Status
 
 ERROR_LIMIT = 1200
@@ -115,7 +116,7 @@ class OutputStatistics:
 
     @classmethod
     def from_dict(cls, data: Any) -> "OutputStatistics":
-        data = _object(data, "an output's statistics")
+        data = _checked(data, _OUTPUT_SHAPE.fields, "an output's statistics")
         return cls(max_abs_error=data.get("max_abs_error"),
                    mean_abs_error=data.get("mean_abs_error"), sqnr_db=data.get("sqnr_db"),
                    error_ratio=data.get("error_ratio"), rule=data.get("rule"),
@@ -137,7 +138,7 @@ class RerunResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> "RerunResult":
-        data = _object(data, "a rerun")
+        data = _checked(data, {"other_seed": sh.INTEGER}, "a rerun")
         try:
             same, other, seed = data["same_inputs"], data["other_inputs"], data["other_seed"]
         except KeyError as missing:
@@ -303,7 +304,7 @@ class SubtestRecord(Findings, Subtest):
     def from_dict(cls, data: Any) -> "SubtestRecord":
         """Read a record written by `to_dict`; unknown keys (a newer writer) are ignored,
         a missing identity or an unknown status raises RecordError."""
-        data = _object(data, "a record")
+        data = _checked(data, RECORD_SHAPES, "a record")
         known = {f.name for f in fields(cls)}
         try:
             return cls(**{k: v for k, v in data.items() if k in known})
@@ -312,3 +313,51 @@ class SubtestRecord(Findings, Subtest):
 
 
 RECORD_FIELDS = tuple(f.name for f in fields(SubtestRecord))
+
+_NAMES, _COUNTS, _FLAG = sh.Maybe(sh.TEXT), sh.MapOf(sh.INTEGER), sh.Maybe(sh.BOOLEAN)
+_INTEGER, _SECONDS = sh.Maybe(sh.INTEGER), sh.Maybe(sh.FINITE)
+_STEP_VALUES = sh.Maybe(sh.ListOf(sh.ListOf(sh.Maybe(sh.NUMBER))))  # per step, per output
+# What each field of a record read from a file must be: every value a tool computes with
+# or shows is typed here, once (`SubtestRecord.from_dict`); `status`, `outputs` and
+# `rerun` are typed by their own readers.
+RECORD_SHAPES = {
+    "test_id": sh.TEXT, "test_case": sh.TEXT, "subtest": sh.INTEGER, "suite": sh.TEXT,
+    "backend": _NAMES, "flow": _NAMES, "params": sh.MapOf(sh.ANYTHING), "seed": _INTEGER,
+    "stage": _NAMES, "error": _NAMES, "timings": sh.MapOf(sh.FINITE),
+    "delegated_nodes": _INTEGER, "undelegated_nodes": _INTEGER,
+    "delegated_ops": _COUNTS, "undelegated_ops": _COUNTS, "delegated_precision": _NAMES,
+    "pte_size": _INTEGER, "verdict_rule": _NAMES, "margin": _NAMES, "runtime": _NAMES,
+    "cost": sh.Maybe(sh.Fields({
+        "calls": sh.Maybe(sh.ListOf(sh.Fields({
+            "method": sh.ANYTHING, "iterations": _INTEGER, "median": _SECONDS, "p90": _SECONDS,
+            "min": _SECONDS}))),
+        "peak_rss_bytes": _INTEGER, "planned_memory": sh.Maybe(sh.MapOf(sh.ListOf(sh.INTEGER)))})),
+    "steps": _INTEGER, "step_errors": _STEP_VALUES, "step_sqnr_db": _STEP_VALUES,
+    "failed_step": _INTEGER, "step_ms": sh.Maybe(sh.ListOf(_SECONDS)), "state": _NAMES,
+    "step_methods": sh.Maybe(sh.ListOf(sh.ANYTHING)),
+    "localization": sh.Maybe(sh.Fields({
+        "localized": _FLAG, "reason": _NAMES, "boundary": sh.Maybe(sh.OBJECT),
+        "repro": sh.Maybe(sh.Fields({
+            "op": sh.TEXT, "folder": _NAMES, "reproduces": _FLAG,
+            "subgraph": sh.Maybe(sh.Fields({"folder": _NAMES, "first": sh.TEXT,
+                                            "last": sh.TEXT}))}))})),
+    "flaky": _FLAG, "artifacts": _NAMES, "repro": _NAMES, "observed_status": _NAMES,
+    "declared_by": _NAMES, "declared_strict": _FLAG, "crash_dump": _NAMES,
+    "budget_breaches": sh.Maybe(sh.ListOf(sh.Fields({
+        "limit": sh.TEXT, "measured": sh.FINITE, "value": sh.FINITE, "source": _NAMES}))),
+}
+_OUTPUT_SHAPE = sh.Fields({
+    "max_abs_error": sh.Maybe(sh.NUMBER), "mean_abs_error": sh.Maybe(sh.NUMBER),
+    "sqnr_db": sh.Maybe(sh.NUMBER), "error_ratio": sh.Maybe(sh.NUMBER), "rule": _NAMES})
+
+
+def _checked(data, shapes: dict, what: str) -> dict:
+    """`data` as an object whose known fields have their shapes (RecordError otherwise)."""
+    data = _object(data, what)
+    for name, shape in shapes.items():
+        if name in data:
+            try:
+                sh.check(data[name], shape, repr(name))
+            except sh.ShapeError as error:
+                raise RecordError(f"field {error}") from None
+    return data

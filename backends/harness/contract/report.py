@@ -5,6 +5,7 @@ these functions, so the places are named once."""
 
 from __future__ import annotations
 
+from etsuite.backends.harness.contract import shapes as sh
 from etsuite.backends.harness.contract.facts import SessionFacts
 
 REPORT_SUFFIX = ".json"
@@ -35,3 +36,21 @@ def put_records(test: dict, records: list[dict]) -> None:
     metadata object of its own, so a copy made with dict(entry) keeps its records."""
     metadata = test.get(_METADATA)
     test[_METADATA] = {**(metadata if isinstance(metadata, dict) else {}), _RECORDS: records}
+
+
+# One phase's report (setup, call, teardown) as pytest-json-report writes it under a test
+# entry, and as the results stream writes it on a "report" line.
+PHASE_SHAPE = sh.Fields({
+    "outcome": sh.Maybe(sh.TEXT), "duration": sh.Maybe(sh.FINITE), "when": sh.Maybe(sh.TEXT),
+    "longrepr": sh.ANYTHING, "wasxfail": sh.ANYTHING, "xfail_reason": sh.ANYTHING})
+# The parts of a report file the tools read (what `records_of_test` finds is typed by
+# `SubtestRecord.from_dict`).
+REPORT_SHAPE = sh.Fields({
+    "exitcode": sh.Maybe(sh.INTEGER), "created": sh.Maybe(sh.FINITE),
+    "duration": sh.Maybe(sh.FINITE), "tests": sh.ListOf(sh.OBJECT),
+    "collectors": sh.Maybe(sh.ListOf(sh.Fields({
+        "nodeid": sh.Maybe(sh.TEXT), "outcome": sh.ANYTHING, "longrepr": sh.ANYTHING})))})
+TEST_SHAPE = sh.Fields({
+    "nodeid": sh.TEXT, "outcome": sh.TEXT,
+    _METADATA: sh.Maybe(sh.Fields({_RECORDS: sh.Maybe(sh.ListOf(sh.ANYTHING))})),
+    **{when: sh.Maybe(PHASE_SHAPE) for when in ("setup", "call", "teardown")}})

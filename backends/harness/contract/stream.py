@@ -9,13 +9,17 @@ import json
 from typing import cast
 
 from etsuite.backends.harness.contract.facts import SCHEMA_VERSION, SessionFacts
-from etsuite.backends.harness.contract.report import REPORT_SUFFIX
+from etsuite.backends.harness.contract.report import PHASE_SHAPE, REPORT_SUFFIX
+from etsuite.backends.harness.contract.shapes import ANYTHING, TEXT, Fields, ListOf, Maybe
 
 STREAM_SUFFIX = ".partial.jsonl"
 STREAM_HEADER = "etsuite_stream"   # first line: {STREAM_HEADER: version, "facts", "started", "args"}
 STREAM_START = "start"             # {"start": nodeid} when a test starts
 # {"report": {nodeid, when, outcome, duration, wasxfail, longrepr, records}} per phase report
 STREAM_REPORT = "report"
+# What a reader checks of a "report" line's object (its records: SubtestRecord.from_dict).
+REPORT_LINE_SHAPE = Fields({**PHASE_SHAPE.fields, "nodeid": TEXT,
+                            "records": Maybe(ListOf(ANYTHING))})
 STREAM_COLLECT_ERROR = "collect_error"  # {"collect_error": {nodeid, longrepr}}
 STREAM_FINISHED = "finished"       # {"finished": exitstatus} at a clean end
 

@@ -48,6 +48,7 @@ from etsuite.backends.harness.flows.expectations import (
     ExpectationsError,
     is_non_negative_number,
     matches,
+    names_all_of,
     read_entries,
     shown_path,
 )
@@ -154,8 +155,22 @@ def load(path: Path, display: str | None = None) -> Budgets:
     """Read one budgets file; raises BudgetsError naming the bad entry."""
     display = display or str(path)
     data, positions = read_entries(path, display, (KIND,), BudgetsError)
-    return Budgets(tuple(_entry(raw, f"{display}:{positions.get((KIND, index), '?')}")
-                         for index, raw in enumerate(data.get(KIND, []))))
+    entries = [_entry(raw, f"{display}:{positions.get((KIND, index), '?')}")
+               for index, raw in enumerate(data.get(KIND, []))]
+    for index, entry in enumerate(entries):
+        deciding = {name: next((e for e in entries[:index] if _covers(e, entry)
+                                and name in dict(e.limits)), None) for name, _ in entry.limits}
+        if all(deciding.values()):
+            said = ", ".join(f"{name} by {e.source}" for name, e in deciding.items() if e)
+            raise BudgetsError(f"{entry.source}: this [[budget]] can never apply: each of its "
+                               f"limits is decided first by an entry that names every flow and "
+                               f"case it names ({said}); remove it or narrow those")
+    return Budgets(tuple(entries))
+
+
+def _covers(first: Budget, later: Budget) -> bool:
+    """Whether `first` applies wherever `later` does (same host, every flow and case)."""
+    return first.host == later.host and names_all_of(first, later)
 
 
 def _entry(raw: dict, where: str) -> Budget:

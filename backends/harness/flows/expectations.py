@@ -17,6 +17,10 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
     min_sqnr_db = 8                # rule fields (tolerance.RULE_FIELDS) replace the flow's
     reason = "int8 log of small probabilities saturates: a recipe limit, not a kernel bug"
 
+A case pattern that names no case (`*`, `*::*`: no letter or digit) decides every case of
+its flows; a [[fail]], [[skip]] or [[tolerance]] entry with one must say `catch_all = true`.
+An entry that an earlier one of its kind covers whole is refused (it could never apply).
+
 The case id is the test's node id without the flow, with its other parameters, e.g.
 `backends/suite/operators/test_add.py::test_add_dtype[float16]`. A [[fail]] entry covers
 exactly the statuses it names: every failing subtest of the test must end with one of
@@ -44,6 +48,7 @@ from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.flows.tolerance import (
     BOUND_SCALE,
+    DTYPE_NAMES,
     MAX_BOUND_SCALE,
     OVERRIDE_FIELDS,
     Override,
@@ -88,6 +93,9 @@ class Expectation:
     # false`: an input-dependent failure that may fail with its status or pass; never
     # fails a run by itself, and the summary lists it apart).
     strict: bool = True
+    # Said by the file (`catch_all = true`) for a case pattern that names no case ("*"):
+    # such an entry decides every case of its flows, so it must be meant.
+    catch_all: bool = False
 
     def applies(self, flow: str, case: str) -> bool:
         return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
@@ -153,19 +161,59 @@ def is_non_negative_number(value) -> bool:
             and math.isfinite(value) and value >= 0)
 
 
+# A larger file is refused before it is parsed: the biggest backend's is under 200 KiB.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
 def read_entries(path: Path, display: str, kinds, error=None) -> tuple[dict, dict]:
-    """A TOML file of `[[kind]]` tables: (its data, `entry_positions`); raises `error`
-    (default ExpectationsError) on invalid TOML or a section of another kind."""
+    """A TOML file of `[[kind]]` tables: (its data, `entry_positions`). The one checked
+    reader of expectations and budgets files: anything else (unreadable, too large, not
+    UTF-8, not TOML, a section of another kind or not an array of tables, an entry that
+    is not a table) raises `error` (default ExpectationsError), one line naming the file
+    and, where there is one, the line."""
     error = error or ExpectationsError
-    text = path.read_text(encoding="utf-8")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as problem:
+        raise error(f"{display}: cannot read: {problem.strerror or problem}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise error(f"{display}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+                    f"not an expectations or budgets file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        line = raw.count(b"\n", 0, problem.start) + 1
+        raise error(f"{display}:{line}: not UTF-8 text (byte {raw[problem.start]:#04x})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as problem:
-        raise error(f"{display}: not valid TOML: {problem}") from None
-    unknown = set(data) - set(kinds)
-    if unknown:
-        raise error(f"{display}: unknown section(s) {sorted(unknown)}; known: {', '.join(kinds)}")
-    return data, entry_positions(text, kinds)
+        found = re.search(r"at line (\d+)", str(problem))
+        raise error(f"{display}:{found.group(1) if found else 1}: not valid TOML: "
+                    f"{problem}") from None
+    for key, value in data.items():
+        line = _line_of_section(text, key)
+        if key not in kinds:
+            raise error(f"{display}:{line}: unknown section(s) {[key]}; known: {', '.join(kinds)}")
+        if not isinstance(value, list):
+            raise error(f"{display}:{line}: {key!r} must be written as [[{key}]] tables, "
+                        f"one per entry")
+    positions = entry_positions(text, kinds)
+    for kind in kinds:
+        for index, entry in enumerate(data.get(kind, [])):
+            if not isinstance(entry, dict):
+                raise error(f"{display}:{_line_of_section(text, kind)}: {kind!r} must be "
+                            f"written as [[{kind}]] tables, one per entry; entry {index + 1} "
+                            f"is a {type(entry).__name__}")
+    return data, positions
+
+
+def _line_of_section(text: str, key: str) -> int:
+    """The line where a top-level key first appears, as `[key]`, `[[key]]` or `key =`
+    (1 when it is spelt another way, e.g. quoted)."""
+    name = re.escape(key)
+    found = re.search(rf"^[ \t]*(\[\[?[ \t]*{name}[ \t]*[\].]|{name}[ \t]*=)", text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def load(path: Path, display: str | None = None) -> Expectations:
@@ -177,7 +225,66 @@ def load(path: Path, display: str | None = None) -> Expectations:
         for index, raw in enumerate(data.get(kind, [])):
             where = f"{display}:{positions.get((kind, index), '?')}"
             entries.append(_entry(kind, raw, where))
+    # An entry can be covered by one of the same case, or one whose case has wildcards.
+    same_case: dict[tuple[str, str], list[Expectation]] = {}
+    wildcard: dict[str, list[Expectation]] = {}
+    for entry in entries:
+        before = same_case.setdefault((entry.kind, entry.case), [])
+        earlier = next((e for e in (*before, *wildcard.get(entry.kind, ()))
+                        if _shadows(e, entry)), None)
+        before.append(entry)
+        if _literal_prefix(entry.case) != entry.case:
+            wildcard.setdefault(entry.kind, []).append(entry)
+        if earlier is not None:
+            raise ExpectationsError(
+                f"{entry.source}: this [[{entry.kind}]] can never apply: the entry at "
+                f"{earlier.source} names every flow and case it names and comes first; "
+                f"remove one of them or narrow the first")
     return Expectations(tuple(entries))
+
+
+def _shadows(first: Expectation, later: Expectation) -> bool:
+    """Whether `first` decides every flow and case `later` names (the first matching entry
+    of a kind wins; a tolerance, the first for its dtype)."""
+    if first.kind == "tolerance" and first.dtype not in (None, later.dtype):
+        return False
+    return names_all_of(first, later)
+
+
+def names_all_of(first, later) -> bool:
+    """Whether an entry (of expectations or budgets: its `flows` and `case`) names every
+    flow and case that a later one names."""
+    return pattern_covers(first.case, later.case) and all(
+        any(pattern_covers(mine, theirs) for mine in first.flows) for theirs in later.flows)
+
+
+def pattern_covers(first: str, later: str) -> bool:
+    """Whether every text `later` matches, `first` matches too: the same pattern, a
+    pattern of stars only, or a `later` without wildcards that `first` matches."""
+    if first == later or not first.strip("*"):
+        return True
+    return later.startswith(_literal_prefix(first)) and _literal_prefix(later) == later \
+        and matches(first, later)
+
+
+@functools.lru_cache(maxsize=None)
+def _literal_prefix(pattern: str) -> str:
+    """The pattern up to its first wildcard (all of it when it has none)."""
+    return re.split(r"[*?]", pattern, maxsplit=1)[0]
+
+
+def is_catch_all(case: str) -> bool:
+    """A case pattern that names nothing (no letter or digit: `*`, `*::*`): it matches
+    every case of the flows it names."""
+    return re.search(r"[A-Za-z0-9]", case) is None
+
+
+# What an entry of each kind may say beyond flows, case and reason.
+ENTRY_KEYS = {"fail": {"status", "strict", "catch_all"}, "skip": {"catch_all"},
+              "must_delegate": set(), "tolerance": {*OVERRIDE_FIELDS, "dtype", "catch_all"}}
+# The kinds whose catch-all must say so: each one loosens what a case is held to (a
+# [[must_delegate]] only tightens it).
+CATCH_ALL_KINDS = ("fail", "skip", "tolerance")
 
 
 def _entry(kind: str, raw: dict, where: str) -> Expectation:
@@ -187,25 +294,34 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
             raise ExpectationsError(f"{where}: [[{kind}]] needs a non-empty {key!r}")
         return value
 
+    extra = set(raw) - {"flows", "case", "reason"} - ENTRY_KEYS[kind]
+    if extra:
+        raise ExpectationsError(f"{where}: unknown key(s) {sorted(extra)} for [[{kind}]]")
     flows = need("flows", list)
     if not all(isinstance(f, str) and f for f in flows):
         raise ExpectationsError(f"{where}: 'flows' must be a list of flow name patterns")
+    case, reason = need("case", str), need("reason", str)
     statuses = _statuses(raw.get("status"), where) if kind == "fail" else ()
-    rule_keys = set(OVERRIDE_FIELDS) | {"dtype"} if kind == "tolerance" else set()
-    if kind == "fail":
-        rule_keys = {"strict"}
-        if not isinstance(raw.get("strict", True), bool):
-            raise ExpectationsError(f"{where}: 'strict' must be true or false")
-    extra = set(raw) - {"flows", "case", "reason", "status"} - rule_keys
-    if extra:
-        raise ExpectationsError(f"{where}: unknown key(s) {sorted(extra)}")
+    for flag in ("strict", "catch_all"):
+        if not isinstance(raw.get(flag, False), bool):
+            raise ExpectationsError(f"{where}: {flag!r} must be true or false")
+    catch_all = raw.get("catch_all", False)
+    if kind in CATCH_ALL_KINDS and is_catch_all(case) and not catch_all:
+        raise ExpectationsError(
+            f"{where}: [[{kind}]] case {case!r} matches every case of its flows: a catch-all "
+            f"that would decide each one; name the cases, or say `catch_all = true` with "
+            f"the reason it holds for all of them")
+    if catch_all and not is_catch_all(case):
+        raise ExpectationsError(f"{where}: 'catch_all = true' on case {case!r}, which names "
+                                f"cases; remove it (it is for a case pattern of stars only)")
     rule = _rule(raw, where) if kind == "tolerance" else ()
     dtype = raw.get("dtype")
-    if dtype is not None and not isinstance(dtype, str):
-        raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\"")
-    return Expectation(kind=kind, flows=tuple(flows), case=need("case", str),
-                       reason=need("reason", str), statuses=statuses, source=where,
-                       dtype=dtype, rule=rule, strict=raw.get("strict", True))
+    if dtype is not None and dtype not in DTYPE_NAMES:
+        raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\", "
+                                f"got {dtype!r}")
+    return Expectation(kind=kind, flows=tuple(flows), case=case, reason=reason,
+                       statuses=statuses, source=where, dtype=dtype, rule=rule,
+                       strict=raw.get("strict", True), catch_all=catch_all)
 
 
 # Statuses no entry may declare: not a failure of the flow's program (fail_infra: the

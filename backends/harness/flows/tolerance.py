@@ -134,6 +134,17 @@ def quantized_rule(name: str, *, min_sqnr_db: float, steps: float = 32, bits: in
 INT8 = quantized_rule("int8", min_sqnr_db=20.0)
 
 
+# Every dtype name the pinned torch has (test_expectations checks it against torch): what
+# a [[tolerance]] entry's `dtype` may name, so a misspelt one is refused, not ignored.
+DTYPE_NAMES = frozenset({
+    "bool", "bfloat16", "float16", "float32", "float64", "complex32", "complex64",
+    "complex128", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+    "float8_e8m0fnu", "float4_e2m1fn_x2", "int1", "int2", "int3", "int4", "int5", "int6",
+    "int7", "int8", "int16", "int32", "int64", "uint1", "uint2", "uint3", "uint4", "uint5",
+    "uint6", "uint7", "uint8", "uint16", "uint32", "uint64", "qint8", "qint32", "quint8",
+    "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16"})
+
+
 def dtype_name(dtype) -> str:
     """`torch.float16` -> `float16`, without importing torch."""
     return str(dtype).rsplit(".", 1)[-1]

@@ -341,6 +341,8 @@ def dump(expectations: Expectations, backend: str, header: list[str] | None = No
                 lines.append(f"status = [{listed}]")
             if not entry.strict:
                 lines.append("strict = false")
+            if entry.catch_all:
+                lines.append("catch_all = true")
             if entry.dtype is not None:
                 lines.append(f"dtype = {_toml_string(entry.dtype)}")
             lines += [f"{key} = {value!r}" for key, value in entry.rule]
