@@ -135,7 +135,7 @@ page: $(TOX)
 MINUTES ?= 10
 fuzz-inputs: $(TOX)
 	ETSUITE_FUZZ_SECONDS=$$(( $(MINUTES) * 60 )) $(TOX) -e test -- -n 0 -p no:cacheprovider \
-	  $(wildcard test/test_fuzz_*.py) $(ARGS)
+	  --time-limit $$(( $(MINUTES) * 120 + 300 )) $(wildcard test/test_fuzz_*.py) $(ARGS)
 
 bench: $(TOX)
 	$(TOX) -e bench -- $(ARGS)
