@@ -307,6 +307,21 @@ def _summary(judged: dict) -> str:
     return f"max {judged['max']:.3g} {judged['unit']}, bias {judged['bias']:+.3g}{gain}"
 
 
+def _values_only(expected, actual: list) -> bool:
+    """Whether the outputs differ from eager only in float values: the same count,
+    shapes and dtypes, and integer and bool outputs equal."""
+    want = [t for t in flatten_tensors(expected) if isinstance(t, torch.Tensor)]
+    got = [t for t in actual if isinstance(t, torch.Tensor)]
+    if len(want) != len(got):
+        return False
+    for a, b in zip(want, got, strict=True):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if not a.is_floating_point() and not torch.equal(a, b):
+            return False
+    return True
+
+
 @dataclass
 class Verdict:
     """A compared subtest: its status and what the record keeps of it."""
@@ -338,6 +353,10 @@ def judge(expected, actual: list, rules: RuleBook | Tolerance,
         if not accuracy.matched:
             message += f"; against fp32 eager: {accuracy.message}"
         return Verdict(Status.FAIL_MISMATCH, accuracy, message, fidelity)
+    if not accuracy.matched and not _values_only(expected, actual):
+        # A count, shape, dtype or integer value that differs from eager is a wrong
+        # answer whatever the quantized program says: the fp32-eager rule decides alone.
+        return Verdict(Status.FAIL_MISMATCH, accuracy, accuracy.message, fidelity)
     if not accuracy.matched:
         message = (f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
                    f"program ({fidelity.text}): the loss is the recipe's quantization")
