@@ -185,15 +185,18 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
     scale = dict(loose.rule)["bound_scale"]
     assert 3 < scale <= 5.5 and "bound widened from the sweep" in loose.reason
     assert ("fail", "test_loose") not in by_case and ("fail", "test_fine") not in by_case
-    # One seed alone cannot tell: what failed there is declared strict.
+    # Each entry records the sweep it came from, in fields of its own.
+    assert [(e.seeds_failed, e.seeds_swept) for e in (always, flips, loose)] == \
+        [(3, 3), (2, 3), (2, 3)]
+    # One seed alone cannot tell: what failed there is declared strict, with no history.
     alone = declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest"))
-    assert {e.case.split("::")[1]: e.strict for e in alone.entries} == {
-        "test_always": True, "test_flips": True, "test_loose": True}
+    assert {e.case.split("::")[1]: (e.strict, e.seeds_swept) for e in alone.entries} == {
+        "test_always": (True, None), "test_flips": (True, None), "test_loose": (True, None)}
     # Written, read back, and run again at every seed: each run exits 0.
     (folder.path / "expectations.toml").write_text(declare.dump(result, "selftest"))
     loaded = ex.load(folder.path / "expectations.toml")
-    assert [(e.kind, e.strict, e.rule) for e in loaded.entries] == \
-        [(e.kind, e.strict, e.rule) for e in result.entries]
+    assert [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in loaded.entries] \
+        == [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in result.entries]
     reruns = []
     for seed in seeds:
         rerun, report = run_at(folder, seed)
@@ -224,7 +227,8 @@ def a_strict_entry_from_one_seed_fails_another(folder, seeds, reports):
     try:
         result, _ = run_at(folder, seeds[1], "-k", "flips")
         assert result.ret == 1
-        assert "but it passed: delete that entry" in result.stdout.str()
+        assert "but it passed at this seed; one run cannot tell: sweep it" in \
+            result.stdout.str()
     finally:
         (folder.path / "expectations.toml").unlink()
 
@@ -411,7 +415,9 @@ def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_rare_pass_str
     now = reread.failure("f", "c.py::near")
     assert now.strict and now.statuses == mismatch
     assert now.reason.startswith("int8 edge [strict from a sweep: fail_mismatch 10 of 10 seeds")
+    assert (now.seeds_failed, now.seeds_swept) == (10, 10)
     assert reread.failure("u", "c.py::near").strict is False
+    assert reread.failure("u", "c.py::near").seeds_swept is None
     assert reread.failure("f", "c.py::fixed") is None
     assert reread.failure("u", "c.py::fixed").reason == "flips"
     # rewritten again from the same sweep: the same file (the figures replaced, not added)
