@@ -91,16 +91,16 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
         return Declaration("keep")
     failed_with = tuple(dict.fromkeys(s for o in failed for s in o.failed_with or (o.status,)
                                       if s is not None))
-    seen = {"figures": sweep.figures(), "error": error, "seeds_failed": len(failed),
-            "seeds_swept": len(sweep.outcomes)}
+    seen = Declaration("", figures=sweep.figures(), error=error, seeds_failed=len(failed),
+                       seeds_swept=len(sweep.outcomes))
     if sweep.strict(sqnr_floor):
-        return Declaration("strict", failed_with, **seen)
+        return replace(seen, kind="strict", statuses=failed_with)
     rule = _tolerance_for(sweep, failed, sqnr_floor)
     if rule:
-        return Declaration("tolerance", rule=rule, **seen)
+        return replace(seen, kind="tolerance", rule=rule)
     if rarely_passes(sweep):
-        return Declaration("strict", failed_with, **seen)
-    return Declaration("non-strict", failed_with, **seen)
+        return replace(seen, kind="strict", statuses=failed_with)
+    return replace(seen, kind="non-strict", statuses=failed_with)
 
 
 def with_history(entry: Expectation, decided) -> Expectation:
@@ -314,7 +314,7 @@ def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Ex
             continue  # (a retolerance rewrites its own [[tolerance]] entry)
         grouped.setdefault((case, d.kind, d.statuses, d.rule, d.figures if d.kind != "strict"
                             else "", d.error if reason is None else ""), []).append((flow, d))
-    fails = []
+    fails: list[Expectation] = []
     for (case, kind, statuses, rule, figures, error), members in grouped.items():
         flows = tuple(flow for flow, _ in members)
         base = MEASURED.sub("", reason) if reason else \
