@@ -423,3 +423,21 @@ def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_rare_pass_str
     # rewritten again from the same sweep: the same file (the figures replaced, not added)
     again = declare.dump(declare.updated(reread, seen, sqnr_floors={"f": 20.0}), "b")
     assert again == path.read_text()
+
+
+def test_a_narrower_sweep_keeps_the_recorded_history_and_cannot_make_an_entry_strict():
+    """An entry records the widest sweep that left it as it is: a later run of fewer
+    seeds neither replaces its figures nor turns a non-strict entry strict."""
+    mismatch = (ex.Status.FAIL_MISMATCH,)
+    strict = ex.Expectation("fail", ("f",), "c.py::t", "r", mismatch,
+                            seeds_failed=10, seeds_swept=10)
+    loose = ex.Expectation("fail", ("f",), "c.py::t", "r", mismatch, strict=False,
+                           seeds_failed=6, seeds_swept=10)
+    three = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 3)}
+    twelve = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 12)}
+    kept = declare.updated(ex.Expectations((strict,)), three).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in kept] == [(True, 10, 10)]
+    still = declare.updated(ex.Expectations((loose,)), three).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in still] == [(False, 6, 10)]
+    wider = declare.updated(ex.Expectations((loose,)), twelve).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in wider] == [(True, 12, 12)]
