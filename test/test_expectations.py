@@ -223,21 +223,15 @@ def test_strict_expectations_end_to_end(pytester):
     assert result.ret == 1
 
 
-SWEPT_AND_UNSWEPT = """\
-[[fail]]
-flows = ["shifting"]
-case = "*::test_fixed"
-status = "fail_mismatch"
-seeds_failed = 9
-seeds_swept = 10
-reason = "failed at nine seeds of a sweep"
+def mismatch_entry(case: str, reason: str, *history: str) -> str:
+    """A strict fail_mismatch entry of the shifting flow, as TOML lines."""
+    return "\n".join(["[[fail]]", 'flows = ["shifting"]', f'case = "{case}"',
+                      'status = "fail_mismatch"', *history, f'reason = "{reason}"', ""])
 
-[[fail]]
-flows = ["shifting"]
-case = "*::test_skipped[small]"
-status = "fail_mismatch"
-reason = "seen failing once"
-"""
+
+SWEPT_AND_UNSWEPT = mismatch_entry("*::test_fixed", "failed at nine seeds of a sweep",
+                                   "seeds_failed = 9", "seeds_swept = 10") + "\n" + \
+    mismatch_entry("*::test_skipped[small]", "seen failing once")
 
 
 def test_an_unexpected_pass_advises_from_the_entrys_sweep_history(pytester):
