@@ -286,9 +286,55 @@ def test_strict_expectations_end_to_end(pytester):
     assert status["test_skipped[shifting-big]"] == "skip_unsupported"
     text = result.stdout.str()
     assert "expected fail_lower (expectations.toml:8), but subtest 0 ended fail_mismatch" in text
-    assert "expected fail_mismatch (expectations.toml:14), but it passed: delete that entry" in text
+    assert "expected fail_mismatch (expectations.toml:14), but it passed at this seed; one " \
+        "run cannot tell: sweep it (make sweep BACKEND=selftest" in text
+    assert "delete" not in text
     assert "must be delegated (expectations.toml:25" in text
     assert result.ret == 1
+
+
+def mismatch_entry(case: str, reason: str, *history: str) -> str:
+    """A strict fail_mismatch entry of the shifting flow, as TOML lines."""
+    return "\n".join(["[[fail]]", 'flows = ["shifting"]', f'case = "{case}"',
+                      'status = "fail_mismatch"', *history, f'reason = "{reason}"', ""])
+
+
+SWEPT_AND_UNSWEPT = mismatch_entry("*::test_fixed", "failed at nine seeds of a sweep",
+                                   "seeds_failed = 9", "seeds_swept = 10") + "\n" + \
+    mismatch_entry("*::test_skipped[small]", "seen failing once")
+
+
+def test_an_unexpected_pass_advises_from_the_entrys_sweep_history(pytester):
+    """Two strict entries whose cases pass: the one with sweep figures is told to become
+    non-strict or be swept again, the one without to be swept; neither to be deleted."""
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "expectations.toml").write_text(SWEPT_AND_UNSWEPT)
+    pytester.makepyfile(test_cases=TESTS)
+    result = run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
+                        "-k", "test_fixed or small")
+    result.assert_outcomes(failed=2, skipped=0, passed=0)
+    text = result.stdout.str()
+    assert "expected fail_mismatch (expectations.toml:1), but it passed at this seed; the " \
+        "entry says it fails at 9 of 10 seeds: make it non-strict or sweep again" in text
+    assert "expected fail_mismatch (expectations.toml:9), but it passed at this seed; one " \
+        "run cannot tell: sweep it (make sweep BACKEND=selftest SEEDS='<10 seeds>' " \
+        "ARGS='-k test_skipped'" in text
+    assert "delete" not in text
+
+
+@pytest.mark.parametrize("history, message", [
+    ("seeds_swept = 10", "without 'seeds_failed'"),
+    ("seeds_failed = 0\nseeds_swept = 10", "1 <= seeds_failed <= seeds_swept"),
+    ("seeds_failed = 11\nseeds_swept = 10", "1 <= seeds_failed <= seeds_swept"),
+    ("seeds_failed = true\nseeds_swept = 10", "must be integers"),
+])
+def test_sweep_history_is_both_fields_and_consistent(tmp_path, history, message):
+    entry = '[[fail]]\nflows = ["x"]\ncase = "c"\nstatus = "fail_mismatch"\nreason = "r"\n'
+    path = write(tmp_path, f"{entry}{history}\n")
+    with pytest.raises(ex.ExpectationsError, match=message):
+        ex.load(path)
+    without = ex.load(write(tmp_path, entry))
+    assert without.entries[0].swept_text is None
 
 
 def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):

@@ -185,15 +185,18 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
     scale = dict(loose.rule)["bound_scale"]
     assert 3 < scale <= 5.5 and "bound widened from the sweep" in loose.reason
     assert ("fail", "test_loose") not in by_case and ("fail", "test_fine") not in by_case
-    # One seed alone cannot tell: what failed there is declared strict.
+    # Each entry records the sweep it came from, in fields of its own.
+    assert [(e.seeds_failed, e.seeds_swept) for e in (always, flips, loose)] == \
+        [(3, 3), (2, 3), (2, 3)]
+    # One seed alone cannot tell: what failed there is declared strict, with no history.
     alone = declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest"))
-    assert {e.case.split("::")[1]: e.strict for e in alone.entries} == {
-        "test_always": True, "test_flips": True, "test_loose": True}
+    assert {e.case.split("::")[1]: (e.strict, e.seeds_swept) for e in alone.entries} == {
+        "test_always": (True, None), "test_flips": (True, None), "test_loose": (True, None)}
     # Written, read back, and run again at every seed: each run exits 0.
     (folder.path / "expectations.toml").write_text(declare.dump(result, "selftest"))
     loaded = ex.load(folder.path / "expectations.toml")
-    assert [(e.kind, e.strict, e.rule) for e in loaded.entries] == \
-        [(e.kind, e.strict, e.rule) for e in result.entries]
+    assert [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in loaded.entries] \
+        == [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in result.entries]
     reruns = []
     for seed in seeds:
         rerun, report = run_at(folder, seed)
@@ -224,7 +227,8 @@ def a_strict_entry_from_one_seed_fails_another(folder, seeds, reports):
     try:
         result, _ = run_at(folder, seeds[1], "-k", "flips")
         assert result.ret == 1
-        assert "but it passed: delete that entry" in result.stdout.str()
+        assert "but it passed at this seed; one run cannot tell: sweep it" in \
+            result.stdout.str()
     finally:
         (folder.path / "expectations.toml").unlink()
 
@@ -411,9 +415,29 @@ def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_rare_pass_str
     now = reread.failure("f", "c.py::near")
     assert now.strict and now.statuses == mismatch
     assert now.reason.startswith("int8 edge [strict from a sweep: fail_mismatch 10 of 10 seeds")
+    assert (now.seeds_failed, now.seeds_swept) == (10, 10)
     assert reread.failure("u", "c.py::near").strict is False
+    assert reread.failure("u", "c.py::near").seeds_swept is None
     assert reread.failure("f", "c.py::fixed") is None
     assert reread.failure("u", "c.py::fixed").reason == "flips"
     # rewritten again from the same sweep: the same file (the figures replaced, not added)
     again = declare.dump(declare.updated(reread, seen, sqnr_floors={"f": 20.0}), "b")
     assert again == path.read_text()
+
+
+def test_a_narrower_sweep_keeps_the_recorded_history_and_cannot_make_an_entry_strict():
+    """An entry records the widest sweep that left it as it is: a later run of fewer
+    seeds neither replaces its figures nor turns a non-strict entry strict."""
+    mismatch = (ex.Status.FAIL_MISMATCH,)
+    strict = ex.Expectation("fail", ("f",), "c.py::t", "r", mismatch,
+                            seeds_failed=10, seeds_swept=10)
+    loose = ex.Expectation("fail", ("f",), "c.py::t", "r", mismatch, strict=False,
+                           seeds_failed=6, seeds_swept=10)
+    three = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 3)}
+    twelve = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 12)}
+    kept = declare.updated(ex.Expectations((strict,)), three).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in kept] == [(True, 10, 10)]
+    still = declare.updated(ex.Expectations((loose,)), three).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in still] == [(False, 6, 10)]
+    wider = declare.updated(ex.Expectations((loose,)), twelve).entries
+    assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in wider] == [(True, 12, 12)]

@@ -297,3 +297,44 @@ def test_the_workflows_use_one_version_of_each_action():
                     action, _, version = step["uses"].partition("@")
                     versions.setdefault(action, set()).add(version)
     assert {a: v for a, v in versions.items() if len(v) > 1} == {}
+
+
+def test_the_sweep_job_prints_the_rewrite_of_each_linux_cpu_backend(tmp_path):
+    """After the sweep, one job gives every shard's reports of each Linux-CPU backend to
+    `make update-expectations` and prints the resulting diff; it never fails the run. Its
+    script runs here over a folder laid out as the sweep's artifacts download, with a
+    `make` that records what it was asked."""
+    workflow = load("suite.yml")
+    job = workflow["jobs"]["sweep-rewrite"]
+    assert job["needs"] == SEED_SWEEP_JOB and job["continue-on-error"] is True
+    assert "always()" in job["if"] and "schedule" in job["if"]
+    sweep_backends = workflow["jobs"][SEED_SWEEP_JOB]["strategy"]["matrix"]["backend"]
+    assert {"portable", "xnnpack", "openvino", "arm"} <= set(sweep_backends)
+    download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download"))
+    assert download["with"] == {"pattern": "sweep-*", "path": "sweeps"}
+    rewrite = next(c for c in scripts(job) if "make update-expectations" in c)
+    for name in ("sweep-xnnpack-shard1/sweep/xnnpack-seed5.json",
+                 "sweep-xnnpack-shard2/sweep/xnnpack-seed5.json",
+                 "sweep-xnnpack-shard2/xnnpack-shard2of4.json",
+                 "sweep-arm-shard1/sweep/arm-seed5.partial.jsonl",
+                 "sweep-coreml-shard1/sweep/coreml-seed5.json"):
+        (tmp_path / "sweeps" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sweeps" / name).write_text("{}")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "make").write_text('#!/bin/sh\necho "$@" >> "$MAKE_LOG"\n')
+    (bin_dir / "make").chmod(0o755)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    log = tmp_path / "make.log"
+    result = run_step(rewrite, tmp_path, tmp_path / "github_env", MAKE_LOG=str(log),
+                      PATH=f"{bin_dir}:/usr/bin:/bin")
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls == [
+        "update-expectations BACKEND=xnnpack UPDATE_FROM=sweeps/sweep-xnnpack-shard1/sweep/"
+        "xnnpack-seed5.json sweeps/sweep-xnnpack-shard2/sweep/xnnpack-seed5.json "
+        "sweeps/sweep-xnnpack-shard2/xnnpack-shard2of4.json ",
+        "update-expectations BACKEND=arm UPDATE_FROM=sweeps/sweep-arm-shard1/sweep/"
+        "arm-seed5.partial.jsonl "]
+    assert "no sweep reports of portable" in result.stdout
+    assert (tmp_path / "reports-expectations.patch").is_file()

@@ -7,6 +7,8 @@ each with its reason, in `backends/<name>/expectations.toml` beside its flows.py
     status = "fail_run"            # the status it fails with (the stage follows from it)
     reason = "portable constant_pad_nd rejects negative padding (error 0x12)"
     # status = ["fail_mismatch", "fail_crash"]   a test whose subtests fail in more ways
+    seeds_failed = 10              # written by the updater (a [[fail]] or [[tolerance]]):
+    seeds_swept = 10               # the sweep it was decided from; absent: none recorded
 
     [[skip]]                       # not run at all (skip_unsupported)
     [[must_delegate]]              # a pass_undelegated here is a failure (a silent fallback)
@@ -96,6 +98,11 @@ class Expectation:
     # Said by the file (`catch_all = true`) for a case pattern that names no case ("*"):
     # such an entry decides every case of its flows, so it must be meant.
     catch_all: bool = False
+    # The sweep the updater wrote it from (HISTORY_FIELDS): at how many seeds its case
+    # failed (a tolerance: failed the rule it widens), of how many swept; None: no sweep
+    # recorded (an entry written by hand, or from one run).
+    seeds_failed: int | None = None
+    seeds_swept: int | None = None
 
     def applies(self, flow: str, case: str) -> bool:
         return matches(self.case, case) and any(matches(p, flow) for p in self.flows)
@@ -109,6 +116,13 @@ class Expectation:
     @property
     def statuses_text(self) -> str:
         return " or ".join(s.value for s in self.statuses) or "a failure"
+
+    @property
+    def swept_text(self) -> str | None:
+        """Its sweep history in words ("10 of 10 seeds"), None when it has none."""
+        if self.seeds_swept is None:
+            return None
+        return f"{self.seeds_failed} of {self.seeds_swept} seeds"
 
 
 @dataclass(frozen=True)
@@ -280,8 +294,10 @@ def is_catch_all(case: str) -> bool:
 
 
 # What an entry of each kind may say beyond flows, case and reason.
-ENTRY_KEYS = {"fail": {"status", "strict", "catch_all"}, "skip": {"catch_all"},
-              "must_delegate": set(), "tolerance": {*OVERRIDE_FIELDS, "dtype", "catch_all"}}
+ENTRY_KEYS = {"fail": {"status", "strict", "catch_all", "seeds_failed", "seeds_swept"},
+              "skip": {"catch_all"}, "must_delegate": set(),
+              "tolerance": {*OVERRIDE_FIELDS, "dtype", "catch_all", "seeds_failed",
+                            "seeds_swept"}}
 # The kinds whose catch-all must say so: each one loosens what a case is held to (a
 # [[must_delegate]] only tightens it).
 CATCH_ALL_KINDS = ("fail", "skip", "tolerance")
@@ -315,13 +331,39 @@ def _entry(kind: str, raw: dict, where: str) -> Expectation:
         raise ExpectationsError(f"{where}: 'catch_all = true' on case {case!r}, which names "
                                 f"cases; remove it (it is for a case pattern of stars only)")
     rule = _rule(raw, where) if kind == "tolerance" else ()
+    seeds_failed, seeds_swept = _history(raw, kind, where)
     dtype = raw.get("dtype")
     if dtype is not None and dtype not in DTYPE_NAMES:
         raise ExpectationsError(f"{where}: 'dtype' must be a dtype name such as \"float16\", "
                                 f"got {dtype!r}")
     return Expectation(kind=kind, flows=tuple(flows), case=case, reason=reason,
                        statuses=statuses, source=where, dtype=dtype, rule=rule,
-                       strict=raw.get("strict", True), catch_all=catch_all)
+                       strict=raw.get("strict", True), catch_all=catch_all,
+                       seeds_failed=seeds_failed, seeds_swept=seeds_swept)
+
+
+# The kinds a sweep decides, and the fields in which the updater records that sweep.
+SWEPT_KINDS = ("fail", "tolerance")
+HISTORY_FIELDS = ("seeds_failed", "seeds_swept")
+
+
+def _history(raw: dict, kind: str, where: str) -> tuple[int | None, int | None]:
+    """(seeds_failed, seeds_swept), both or neither. An entry exists because a run saw
+    its case fail, so at least one seed failed: 1 <= seeds_failed <= seeds_swept."""
+    given = [key for key in HISTORY_FIELDS if key in raw]
+    if not given:
+        return None, None
+    if len(given) == 1:
+        raise ExpectationsError(f"{where}: [[{kind}]] sets {given[0]!r} without "
+                                f"{next(k for k in HISTORY_FIELDS if k not in given)!r}: "
+                                f"a sweep's figures are both or neither")
+    failed, swept = raw["seeds_failed"], raw["seeds_swept"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (failed, swept)) \
+            or not 1 <= failed <= swept:
+        raise ExpectationsError(f"{where}: [[{kind}]] seeds_failed and seeds_swept must be "
+                                f"integers with 1 <= seeds_failed <= seeds_swept, got "
+                                f"{failed!r} and {swept!r}")
+    return failed, swept
 
 
 # Statuses no entry may declare: not a failure of the flow's program (fail_infra: the
@@ -512,7 +554,7 @@ def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> Verdi
             if record.status in PASSING:
                 rewrite_status(record, Status.XPASS)
         verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
-                           f"passed: delete that entry")
+                           f"passed at this seed; {xpass_advice(expected, records)}")
         return verdict
     not_run = [r for r in records if r.status is Status.LOWERED_NOT_RUN]
     if not_run and expected.statuses and set(expected.statuses) <= CHECKED_BEFORE_RUN:
@@ -520,8 +562,30 @@ def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> Verdi
             rewrite_status(record, Status.XPASS)
         verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
                            f"quantized, lowered and serialized (this host has no runtime "
-                           f"for it: lowered_not_run): delete that entry")
+                           f"for it: lowered_not_run); {xpass_advice(expected, records)}")
     return verdict
+
+
+# How wide a sweep must be before a strict entry is trusted at any seed (and the advice
+# an unexpected pass gives names a sweep this wide).
+SWEEP_SEEDS = 10
+
+
+def xpass_advice(expected: Expectation, records: list[SubtestRecord]) -> str:
+    """What to do about a strict entry that did not fail here, read from the entry's own
+    sweep history. Never "delete it": the entry exists because some run saw it fail, so
+    one pass says the verdict moves with the inputs, or that the code changed; a sweep
+    tells which (and `make update-expectations` then removes an entry that passes at
+    every seed)."""
+    if expected.swept_text is not None:
+        return (f"the entry says it fails at {expected.swept_text}: make it non-strict or "
+                f"sweep again")
+    backend = records[0].backend if records else "<backend>"
+    test = (records[0].test_case if records else "").split("::")[-1].split("[")[0]
+    return (f"one run cannot tell: sweep it (make sweep BACKEND={backend} "
+            f"SEEDS='<{SWEEP_SEEDS} seeds>' ARGS='-k {test or '<test>'}', then "
+            f"make update-expectations BACKEND={backend} "
+            f"UPDATE_FROM='reports/sweep/{backend}-seed*.json')")
 
 
 def rewrite_status(record: SubtestRecord, status: Status) -> None:

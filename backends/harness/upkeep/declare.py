@@ -75,6 +75,8 @@ class Declaration:
     rule: tuple = ()                # for tolerance: ((field, value), ...)
     figures: str = ""               # the measured range, for the reason
     error: str = ""                 # the first failure's headline, for a new entry
+    seeds_failed: int = 0           # at how many seeds of the sweep it failed
+    seeds_swept: int = 0            # how many seeds the sweep ran it at
 
 
 def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaration:
@@ -89,14 +91,30 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
         return Declaration("keep")
     failed_with = tuple(dict.fromkeys(s for o in failed for s in o.failed_with or (o.status,)
                                       if s is not None))
+    seen = Declaration("", figures=sweep.figures(), error=error, seeds_failed=len(failed),
+                       seeds_swept=len(sweep.outcomes))
     if sweep.strict(sqnr_floor):
-        return Declaration("strict", failed_with, figures=sweep.figures(), error=error)
+        return replace(seen, kind="strict", statuses=failed_with)
     rule = _tolerance_for(sweep, failed, sqnr_floor)
     if rule:
-        return Declaration("tolerance", rule=rule, figures=sweep.figures(), error=error)
+        return replace(seen, kind="tolerance", rule=rule)
     if rarely_passes(sweep):
-        return Declaration("strict", failed_with, figures=sweep.figures(), error=error)
-    return Declaration("non-strict", failed_with, figures=sweep.figures(), error=error)
+        return replace(seen, kind="strict", statuses=failed_with)
+    return replace(seen, kind="non-strict", statuses=failed_with)
+
+
+def with_history(entry: Expectation, decided) -> Expectation:
+    """`entry` with the sweep figures of the cases it was decided from (`decided`:
+    Declarations; the case that failed at the fewest seeds speaks for the entry). One
+    run is no sweep, and a sweep narrower than the one the entry records leaves its
+    history as it is."""
+    swept = [d for d in decided if d.seeds_swept > 1]
+    if not swept:
+        return entry
+    weakest = min(swept, key=lambda d: (d.seeds_failed / d.seeds_swept, d.seeds_swept))
+    if weakest.seeds_swept < (entry.seeds_swept or 0):
+        return entry
+    return replace(entry, seeds_failed=weakest.seeds_failed, seeds_swept=weakest.seeds_swept)
 
 
 def rarely_passes(sweep: CaseSweep) -> bool:
@@ -217,16 +235,21 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
 
 def _restated(entry: Expectation, mine: dict) -> Expectation:
     """A [[fail]] entry whose observed cases all fail the same way at every seed
-    ("strict", or "keep" from an old report): its statuses as seen, and strict when it was
-    non-strict and every case is now strict (e.g. by the rare-pass rule), the figures that
-    decided it in its reason."""
+    ("strict", or "keep" from an old report): its statuses as seen, its sweep history
+    (`with_history`), and strict when it was non-strict and every case is now strict
+    (e.g. by the rare-pass rule) in a sweep as wide as the rare-pass rule asks and as
+    the one the entry records, the figures that decided it in its reason. A non-strict
+    entry that stays so keeps its history: a narrower sweep cannot overturn it."""
     strict = [d for d in mine.values() if d.kind == "strict"]
     seen_with = tuple(dict.fromkeys(s for d in strict for s in d.statuses))
     if seen_with and set(seen_with) != set(entry.statuses):
         entry = replace(entry, statuses=seen_with)
-    if not entry.strict and len(strict) == len(mine):
+    if entry.strict:
+        return with_history(entry, strict)
+    widest = min((d.seeds_swept for d in strict), default=0)
+    if len(strict) == len(mine) and widest >= max(RARE_PASS_MIN_SEEDS, entry.seeds_swept or 0):
         figures = "; ".join(dict.fromkeys(d.figures for d in strict if d.figures))
-        entry = replace(entry, strict=True,
+        entry = replace(with_history(entry, strict), strict=True,
                         reason=f"{MEASURED.sub('', entry.reason)} [strict from a sweep: {figures}]")
     return entry
 
@@ -257,14 +280,16 @@ def _widened_entries(entry: Expectation, widened: dict) -> list[Expectation]:
     """`entry` with the cases and flows in `widened` ({(case, flow): retolerance}) moved
     to entries of their own, placed before it (the first matching tolerance wins). An
     entry whose case or flows are patterns stays whole: the new ones shadow it."""
-    grouped: dict[tuple, list[str]] = {}
+    grouped: dict[tuple, list] = {}
     for (case, flow), d in sorted(widened.items()):
-        grouped.setdefault((case, d.rule, d.figures), []).append(flow)
+        grouped.setdefault((case, d.rule, d.figures), []).append((flow, d))
     base = MEASURED.sub("", entry.reason)
-    moved = [replace(entry, flows=tuple(flows), case=case, rule=rule, source="",
-                     reason=f"{base} [input-dependent, bound widened again from a sweep "
-                            f"that failed under {_describe(entry.rule)}: {figures}]")
-             for (case, rule, figures), flows in grouped.items()]
+    moved = [with_history(replace(
+        entry, flows=tuple(f for f, _ in members), case=case, rule=rule, source="",
+        seeds_failed=None, seeds_swept=None,
+        reason=f"{base} [input-dependent, bound widened again from a sweep "
+               f"that failed under {_describe(entry.rule)}: {figures}]"), [d for _, d in members])
+             for (case, rule, figures), members in grouped.items()]
     literal = not any(c in text for text in (entry.case, *entry.flows) for c in "*?")
     if not literal:
         return moved + [entry]
@@ -284,27 +309,29 @@ def _entries_for(decided: dict, reason: str | None, tolerances: list) -> list[Ex
     """Entries for the given cases (one per case and verdict, flows merged), appending
     tolerance entries to `tolerances`; `reason` is the entry's they came from (None: a
     new failure, whose reason says TODO explain)."""
-    grouped: dict[tuple, list[str]] = {}
+    grouped: dict[tuple, list] = {}
     for (case, flow), d in sorted(decided.items()):
         if d.kind in ("pass", "keep", "retolerance"):
             continue  # (a retolerance rewrites its own [[tolerance]] entry)
         grouped.setdefault((case, d.kind, d.statuses, d.rule, d.figures if d.kind != "strict"
-                            else "", d.error if reason is None else ""), []).append(flow)
-    fails = []
-    for (case, kind, statuses, rule, figures, error), flows in grouped.items():
+                            else "", d.error if reason is None else ""), []).append((flow, d))
+    fails: list[Expectation] = []
+    for (case, kind, statuses, rule, figures, error), members in grouped.items():
+        flows = tuple(flow for flow, _ in members)
         base = MEASURED.sub("", reason) if reason else \
             f"TODO explain: {error or ' or '.join(s.value for s in statuses)}"
         if kind == "strict":
-            fails.append(Expectation("fail", tuple(flows), case, base, statuses))
+            made = Expectation("fail", flows, case, base, statuses)
         elif kind == "non-strict":
-            fails.append(Expectation("fail", tuple(flows), case,
-                                     f"{base} [input-dependent: {figures}]", statuses,
-                                     strict=False))
+            made = Expectation("fail", flows, case, f"{base} [input-dependent: {figures}]",
+                               statuses, strict=False)
         else:
-            tolerances.append(Expectation(
-                "tolerance", tuple(flows), case,
+            made = Expectation(
+                "tolerance", flows, case,
                 f"{base} [input-dependent, bound widened from the sweep: {figures}]",
-                rule=rule))
+                rule=rule)
+        made = with_history(made, [d for _, d in members])
+        (tolerances if kind == "tolerance" else fails).append(made)
     return fails
 
 
@@ -346,5 +373,8 @@ def dump(expectations: Expectations, backend: str, header: list[str] | None = No
             if entry.dtype is not None:
                 lines.append(f"dtype = {_toml_string(entry.dtype)}")
             lines += [f"{key} = {value!r}" for key, value in entry.rule]
+            if entry.seeds_swept is not None:
+                lines += [f"seeds_failed = {entry.seeds_failed}",
+                          f"seeds_swept = {entry.seeds_swept}"]
             lines.append(f"reason = {_toml_string(entry.reason)}")
     return "\n".join(lines) + "\n"
