@@ -226,7 +226,7 @@ def limits_on(data, host):
 
 def test_fail_budget_is_a_failure_only_an_entry_naming_it_absorbs():
     assert Status.FAIL_BUDGET in FAILING
-    assert Status.FAIL_BUDGET.rank == Status.FAIL_MISMATCH.rank + 1
+    assert Status.FAIL_BUDGET.rank == Status.FAIL_RECIPE_ACCURACY.rank + 1
     any_failure = Expectation("fail", ("x",), "*", "r")
     named = Expectation("fail", ("x",), "*", "r", statuses=(Status.FAIL_BUDGET,))
     assert not any_failure.covers(Status.FAIL_BUDGET) and any_failure.covers(Status.FAIL_MISMATCH)
