@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from etsuite.backends.harness.flows.flow import Flow, delegating_flow
+from etsuite.backends.harness.flows.tolerance import INT8
 
 RUNTIME_NAME = "OpenvinoBackend"
 # executorch/backends/openvino/__init__.py imports the quantizer, hence nncf for both flows.
@@ -83,10 +84,15 @@ def _openvino_flow(name: str, description: str, quantizer=None) -> Flow:
 OPENVINO = _openvino_flow("openvino", "fp32, OpenVINO CPU device (bf16 on native-bf16 CPUs)")
 # fold_quantize=False: OpenVINO's converter rejects a folded int8 weight ("f32 vs i8"),
 # and ExecuTorch's own OpenVINO tester converts without folding too.
+# Backend fidelity is not judged yet (case/fidelity.py): OpenVINO's CPU plugin does not
+# compute the PT2E program's integer arithmetic step for step (on healthy operator and
+# model cases its outputs sit tens of steps from the quantized program while matching
+# fp32 eager under the int8 rule: docs/measurements.md), so a bound must first be
+# measured from its healthy runs; until then fp32 eager alone judges, and records say so.
 OPENVINO_INT8 = replace(_openvino_flow(
     "openvino_int8",
     "int8: OpenVINOQuantizer (NNCF, INT8_SYM), then the OpenVINO partitioner, CPU device",
     _int8_quantizer,
-), fold_quantize=False)
+), fold_quantize=False, tolerance=replace(INT8, fidelity_steps=None))
 
 FLOWS = [OPENVINO, OPENVINO_INT8]

@@ -265,7 +265,8 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if flow.quantizes:
             def quantize_with_reference():
                 quantized = calls.quantize(exported, model, inputs, flow, dynamic_shapes)
-                outcome.quantized_reference = calls.quantized_reference(quantized)
+                if flow.tolerance.fidelity_steps is not None:  # the flow judges fidelity
+                    outcome.quantized_reference = calls.quantized_reference(quantized)
                 return quantized
 
             exported = timer.run("quantize", quantize_with_reference)
@@ -407,6 +408,9 @@ def _reference_description(flow: Flow, reference) -> str:
     """What the outputs were judged against, in the record's words."""
     if reference is not None:
         return reference.description
+    if flow.quantizes and flow.tolerance.fidelity_steps is None:
+        return (f"{fidelity.FP32_EAGER} (the flow's rule sets no fidelity bound: its "
+                f"backend is not judged against its quantized program yet)")
     if flow.source_transform is not None and flow.tolerance.quantized:
         return (f"{fidelity.FP32_EAGER} (the recipe quantizes in its source "
                 f"transformation: no quantized program to run without the backend)")
