@@ -40,7 +40,11 @@ def _symmetric_int8(per_channel: bool, dynamic: bool):
 # bound of 32 steps (range/255), which a healthy int8 Linear(1, 512) needs (about 18 steps
 # at SQNR 38 dB) and a flipped sign or a wrong scale exceeds.
 STATIC_INT8 = quantized_rule("int8 static", min_sqnr_db=20.0)
-DYNAMIC_INT8 = quantized_rule("int8 dynamic", min_sqnr_db=20.0)
+# Backend fidelity is not judged on the dynamic flow yet (case/fidelity.py): XNNPACK
+# quantizes a dynamic linear's activations per row, the PT2E program per tensor, so the
+# program run eagerly is not what the backend computes (its outputs sit within a few times
+# the reference's own quantization error, docs/measurements.md); fp32 eager judges alone.
+DYNAMIC_INT8 = quantized_rule("int8 dynamic", min_sqnr_db=20.0, fidelity_steps=None)
 
 
 def _xnnpack_flow(name: str, description: str, quantizer=None,
