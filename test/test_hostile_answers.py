@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from etsuite.backends.harness.confinement import session_tmp
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import RuntimeStatus
 from etsuite.backends.harness.remote import agent, exchange, resident
@@ -288,12 +289,22 @@ def as_other_user(folder) -> None:
 @needs_root
 def test_a_relay_socket_folder_another_user_made_is_refused(tmp_path, fake_agent):
     keeper = resident.Resident((fake_agent("ok"),))
-    planted = Path(tempfile.gettempdir()) / f"etsuite-resident-{os.getuid()}"
+    # Where the relay keeps its sockets: the run's temporary folder (confinement.py).
+    base = session_tmp() if len(session_tmp()) <= 60 else "/tmp"
+    planted = Path(base) / f"etsuite-resident-{os.getuid()}"
+    kept = planted.with_name(planted.name + "-kept")
+    if planted.exists():
+        planted.rename(kept)
     planted.mkdir()
-    as_other_user(planted)
-    with pytest.raises(PermissionError, match="is not a folder of this user's only"):
-        resident.exchange(str(tmp_path / "pool"), "ssh://d", keeper, True, b"job", 5)
-    assert os.listdir(planted) == []
+    try:
+        as_other_user(planted)
+        with pytest.raises(PermissionError, match="is not a folder of this user's only"):
+            resident.exchange(str(tmp_path / "pool"), "ssh://d", keeper, True, b"job", 5)
+        assert os.listdir(planted) == []
+    finally:  # the relay tests that follow use this folder
+        shutil.rmtree(planted)
+        if kept.exists():
+            kept.rename(planted)
 
 
 FORGED_RELAY = r'''

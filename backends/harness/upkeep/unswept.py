@@ -18,7 +18,7 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.expectations import SWEEP_SEEDS, Expectation, Expectations
 
 # The statuses that a comparison with the eager outputs gives (the values decide them).
-VALUE_STATUSES = frozenset({Status.FAIL_MISMATCH})
+VALUE_STATUSES = frozenset({Status.FAIL_MISMATCH, Status.FAIL_RECIPE_ACCURACY})
 
 
 def depends_on_values(entry: Expectation) -> bool:
