@@ -265,7 +265,7 @@ def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Te
 
 def judge_fidelity(expected: list, reference: list, actual: list, quantization: list,
                    rules: RuleBook) -> FidelityJudged:
-    """The backend's flat outputs against the quantized reference's, output by output.
+    """The backend's flat output tensors against the quantized reference's, one by one.
     Integer and bool outputs must be equal; shapes and dtypes are judged by the
     fp32-eager comparison, which runs beside this one."""
     outputs: list[dict | None] = []
@@ -274,9 +274,6 @@ def judge_fidelity(expected: list, reference: list, actual: list, quantization: 
         return FidelityJudged(False, f"{len(actual)} outputs, the quantized program gives "
                               f"{len(reference)} and eager {len(expected)}", [])
     for index, (want, ref, got) in enumerate(zip(expected, reference, actual, strict=True)):
-        if not all(isinstance(t, torch.Tensor) for t in (want, ref, got)):
-            outputs.append(None)
-            continue
         if ref.shape != got.shape or ref.dtype != got.dtype:
             outputs.append(None)
             problems.append(f"output {index}: {tuple(got.shape)} {got.dtype} where the "
@@ -310,11 +307,14 @@ def _summary(judged: dict) -> str:
     return f"max {judged['max']:.3g} {judged['unit']}, bias {judged['bias']:+.3g}{gain}"
 
 
-def _values_only(expected, actual: list) -> bool:
-    """Whether the outputs differ from eager only in float values: the same count,
+def _tensors(values) -> list:
+    """The tensors of flat outputs (a program may also return numbers)."""
+    return [t for t in values if isinstance(t, torch.Tensor)]
+
+
+def _values_only(want: list, got: list) -> bool:
+    """Whether flat outputs differ from eager only in float values: the same count,
     shapes and dtypes, and integer and bool outputs equal."""
-    want = [t for t in flatten_tensors(expected) if isinstance(t, torch.Tensor)]
-    got = [t for t in actual if isinstance(t, torch.Tensor)]
     if len(want) != len(got):
         return False
     for a, b in zip(want, got, strict=True):
@@ -345,18 +345,15 @@ def judge(expected, actual: list, rules: RuleBook | Tolerance,
             or book.base.fidelity_steps is None:
         status = Status.PASS if accuracy.matched else Status.FAIL_MISMATCH
         return Verdict(status, accuracy, accuracy.message)
-    def tensors(values) -> list:
-        return [t for t in values if isinstance(t, torch.Tensor)]
-
-    fidelity = judge_fidelity(tensors(flatten_tensors(expected)),
-                              tensors(flatten_tensors(reference.outputs)), tensors(actual),
+    want, got = _tensors(flatten_tensors(expected)), _tensors(actual)
+    fidelity = judge_fidelity(want, _tensors(flatten_tensors(reference.outputs)), got,
                               reference.quantization, book)
     if not fidelity.passed:
         message = f"backend fidelity (against its {QUANTIZED_REFERENCE}): {fidelity.text}"
         if not accuracy.matched:
             message += f"; against fp32 eager: {accuracy.message}"
         return Verdict(Status.FAIL_MISMATCH, accuracy, message, fidelity)
-    if not accuracy.matched and not _values_only(expected, actual):
+    if not accuracy.matched and not _values_only(want, got):
         # A count, shape, dtype or integer value that differs from eager is a wrong
         # answer whatever the quantized program says: the fp32-eager rule decides alone.
         return Verdict(Status.FAIL_MISMATCH, accuracy, accuracy.message, fidelity)
