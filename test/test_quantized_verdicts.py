@@ -44,6 +44,13 @@ def test_classify(test_runner):
     test_runner.lower_and_run_model(Classify(), (torch.randn(16, 16),))
 
 
+def test_bf16_norm(test_runner):
+    # bfloat16 inputs: the quantizer leaves the norm in float, so the output is a float
+    # tail computed in bf16 by the runtime's kernel and by PyTorch.
+    model = torch.nn.InstanceNorm2d(4).to(torch.bfloat16)
+    test_runner.lower_and_run_model(model, (torch.randn(2, 4, 5, 5, dtype=torch.bfloat16),))
+
+
 def test_calibrated_on_small_inputs(test_runner):
     # Calibrated on inputs a hundred times smaller than those it runs on: the int8
     # program saturates, in the backend and in its quantized reference alike.
@@ -70,6 +77,16 @@ def _only(run, test: str) -> dict:
     records = run.records(test)
     assert len(records) == 1, records
     return records[0]
+
+
+def test_a_bf16_float_tail_is_judged_with_the_bf16_rule(run_planted):
+    """An output the quantizer left in bf16 differs from PyTorch's bf16 by bf16 rounding:
+    its floor is the bf16 rule, not fp32's (an int8 Vulkan flow failed on exactly this)."""
+    run = run_planted("", "-k", "bf16_norm", "--localize", "off")
+    norm = _only(run, "test_bf16_norm")
+    assert norm["status"].startswith("pass"), norm["error"]
+    (output,) = norm["fidelity"]
+    assert output["passed"] and output["unit"].startswith("x the reference")
 
 
 def test_a_healthy_program_passes_against_its_quantized_reference(run_planted):

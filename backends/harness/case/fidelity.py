@@ -33,7 +33,13 @@ import torch
 
 from etsuite.backends.harness.case.output_match import Comparison, compare_outputs, flatten_tensors
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
+from etsuite.backends.harness.flows.tolerance import (
+    DTYPE_RULES,
+    FP32,
+    RuleBook,
+    Tolerance,
+    dtype_name,
+)
 
 QUANTIZED_REFERENCE = "quantized program (PT2E convert, before partitioning) run eagerly"
 FP32_EAGER = "fp32 eager"
@@ -200,6 +206,9 @@ def _significant(value: float, bound: float, standard_error: float) -> bool:
 
 def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Tensor,
                quantization: OutputQuantization | None, rule: Tolerance) -> dict:
+    # A float tail's floor is the float rule of the dtype it is computed in: a bf16
+    # output may differ from PyTorch's bf16 by bf16 rounding whatever the quantization.
+    float_rule = DTYPE_RULES.get(dtype_name(reference.dtype), FP32)
     ref = reference.detach().to(torch.float64)
     got = actual.detach().to(torch.float64)
     fp32 = expected.detach().to(torch.float64)
@@ -216,9 +225,8 @@ def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Te
         own_error = (ref - fp32).abs()
         unit = float(own_error.pow(2).mean().sqrt()) if own_error.numel() else 0.0
         unit_name = "x the reference's rms quantization error"
-        fp32_rule = Tolerance()
         value_range = float(ref.max() - ref.min()) if ref.numel() else 0.0
-        slack = (fp32_rule.atol + fp32_rule.rtol * ref.abs() + fp32_rule.range_fraction
+        slack = (float_rule.atol + float_rule.rtol * ref.abs() + float_rule.range_fraction
                  * value_range + rule.fidelity_tail * own_error.max()
                  if own_error.numel() else torch.zeros_like(ref))
         bound = 0.0
