@@ -441,3 +441,27 @@ def test_a_narrower_sweep_keeps_the_recorded_history_and_cannot_make_an_entry_st
     assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in still] == [(False, 6, 10)]
     wider = declare.updated(ex.Expectations((loose,)), twelve).entries
     assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in wider] == [(True, 12, 12)]
+
+
+def test_one_run_that_passes_cannot_remove_an_entry_the_inputs_decide():
+    """Rewritten from one seed where every case passed: a non-strict mismatch entry
+    stays as it is and a strict one becomes non-strict (the run showed it can pass),
+    until a sweep of ten seeds decides; a stage failure's entry goes (the seed draws
+    values only, so one run tells), and so does a mismatch entry after ten passing seeds."""
+    mismatch, lower = (ex.Status.FAIL_MISMATCH,), (ex.Status.FAIL_LOWER,)
+    loose = ex.Expectation("fail", ("f",), "c.py::loose", "flips", mismatch, strict=False)
+    strict = ex.Expectation("fail", ("f",), "c.py::strict", "wrong", mismatch)
+    stage = ex.Expectation("fail", ("f",), "c.py::stage", "no kernel", lower)
+    current = ex.Expectations((loose, strict, stage))
+    cases = ("c.py::loose", "c.py::strict", "c.py::stage")
+    one = {(case, "f"): sweep_of((None, 0.1, 30.0)) for case in cases}
+    after = declare.updated(current, one)
+    assert after.failure("f", "c.py::loose") == loose
+    made = after.failure("f", "c.py::strict")
+    assert made is not None and not made.strict and made.statuses == mismatch
+    assert "passed at 1 of 1 seed, too few to remove it: a sweep of 10 seeds decides" \
+        in made.reason
+    assert after.failure("f", "c.py::stage") is None
+    ten = {(case, "f"): sweep_of(*[(None, 0.1, 30.0)] * 10) for case in cases}
+    assert declare.updated(current, ten).failure("f", "c.py::loose") is None
+    assert declare.updated(current, ten).failure("f", "c.py::strict") is None

@@ -17,6 +17,7 @@ from pathlib import Path
 from etsuite.backends.harness.contract.statuses import OUT_OF_RULE, Status
 from etsuite.backends.harness.flows.expectations import (
     KINDS,
+    SWEEP_SEEDS,
     Expectation,
     Expectations,
     matches,
@@ -27,6 +28,7 @@ from etsuite.backends.harness.flows.tolerance import (
     MAX_BOUND_SCALE,
 )
 from etsuite.backends.harness.upkeep.sweeps import CaseSweep, sweep_of
+from etsuite.backends.harness.upkeep.unswept import depends_on_values
 
 NO_ENTRIES = Expectations()  # an immutable empty set of entries
 
@@ -85,7 +87,7 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
     failed = [o for o in sweep.outcomes if o.status is not None]
     error = failed[0].error if failed else ""
     if not failed:
-        return Declaration("pass")
+        return Declaration("pass", seeds_swept=len(sweep.outcomes))
     statuses = {o.status for o in failed}
     if Status.XFAIL in statuses:  # an old report that cannot tell: keep what is declared
         return Declaration("keep")
@@ -194,6 +196,9 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
         if entry is not None and decided[key].kind == "tolerance":
             decided[key] = _rederived(entry, decided[key], floors.get(key[1]))
     owner = {key: current.failure(key[1], key[0]) for key in decided}
+    for key, entry in owner.items():
+        if entry is not None:
+            decided[key] = _unless_too_narrow(entry, decided[key])
     ran = {flow for _, flow in seen}
     fails: list[Expectation] = []
     tolerances: list[Expectation] = []
@@ -231,6 +236,27 @@ def updated(current: Expectations, seen: dict[tuple[str, str], CaseSweep],
                    if d.kind == "retolerance" and own[key] is entry}
         others.extend(_widened_entries(entry, widened) if widened else [entry])
     return Expectations(tuple(fails + others + tolerances))
+
+
+def _unless_too_narrow(entry: Expectation, decided: Declaration) -> Declaration:
+    """A pass under a [[fail]] entry whose verdict depends on the input values, seen in
+    fewer seeds than a sweep needs (SWEEP_SEEDS, or the entry's own recorded sweep if
+    wider), does not remove it: one run cannot tell a fixed case from one the inputs
+    decide. A non-strict entry stays as it is; a strict one becomes non-strict (it can
+    pass, the run showed) until a sweep decides. A stage failure's pass removes it: the
+    seed draws values only, so one run tells."""
+    if decided.kind != "pass" or not depends_on_values(replace(entry, strict=True)):
+        return decided
+    needed = max(SWEEP_SEEDS, entry.seeds_swept or 0)
+    if decided.seeds_swept >= needed:
+        return decided
+    if not entry.strict:
+        return Declaration("keep")
+    seeds = decided.seeds_swept
+    return Declaration(
+        "non-strict", statuses=entry.statuses, seeds_swept=seeds,
+        figures=(f"passed at {seeds} of {seeds} seed{'s' if seeds > 1 else ''}, too few to "
+                 f"remove it: a sweep of {needed} seeds decides"))
 
 
 def _restated(entry: Expectation, mine: dict) -> Expectation:
