@@ -39,6 +39,7 @@ from etsuite.backends.harness.case.steps import (
     eager_calls,
     execute_calls,
     judge_steps,
+    next_token,
     prepare_stateful,
     state_placement,
 )
@@ -207,12 +208,13 @@ def run_steps_pipeline(
     on_stage: Callable[[str], None] = lambda stage: None,
     localize_budget: float | None = None,
     crashed_at: str | None = None,
+    next_token_logits: int | None = None,
 ) -> PipelineOutcome:
     """A stateful subtest (see steps.py): the program is exported from the module's
     initial state with the first step's inputs, loaded once, and every step runs on that
     one loaded method; each step is judged against the eager module run through the
-    same steps."""
-    calls = StepCalls(as_steps(steps))
+    same steps (and, for a decoder, its next-token answer: `next_token_logits`)."""
+    calls = StepCalls(as_steps(steps), next_token_logits=next_token_logits)
     model = prepare_stateful(model)
     return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage,
                 localize_budget, crashed_at)
@@ -585,6 +587,9 @@ class StepCalls(_SingleMethod):
     a step sequence are not written."""
 
     steps: list
+    # The flat output holding next-token logits (a decoder's), judged as a task too
+    # (steps.next_token); None: the outputs are judged as values only.
+    next_token_logits: int | None = None
 
     def _calls(self) -> list[tuple[str, tuple]]:
         """(method name, inputs) of every step."""
@@ -657,8 +662,20 @@ class StepCalls(_SingleMethod):
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         found.step_sqnr_db = judged.sqnr_db
         comparison = judged.as_comparison()
+        message = comparison.message
+        if self.next_token_logits is not None:
+            answer = next_token(expected, actual, self.next_token_logits)
+            found.step_top1, found.step_kl = answer.top1, answer.kl
+            base = rules.base if isinstance(rules, RuleBook) else rules
+            missed = answer.misses(base.min_top1_agreement, base.max_next_token_kl)
+            if missed is not None:
+                step, why = missed
+                comparison = dataclasses.replace(comparison, matched=False)
+                message = "; ".join(m for m in (message, f"next-token answer, {why}") if m)
+                if found.failed_step is None:
+                    found.failed_step = step
         return fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
-                                comparison, comparison.message)
+                                comparison, message)
 
 
 @dataclass

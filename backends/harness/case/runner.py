@@ -217,7 +217,8 @@ class TestRunner:
 
     def lower_and_run_steps(self, model, steps, *, dynamic_shapes=None,
                             atol: float | None = None,
-                            rtol: float | None = None) -> SubtestRecord:
+                            rtol: float | None = None,
+                            next_token_logits: int | None = None) -> SubtestRecord:
         """Run a stateful program: `steps` is a sequence of input tuples (e.g. a prefill,
         then one token per decode step). The program is exported from `model` in its
         initial state with the first step's inputs (and `dynamic_shapes`), loaded once,
@@ -228,6 +229,9 @@ class TestRunner:
         runtime's time per step (`step_ms`) and where the state is updated (`state`).
         A mutated buffer starts as zeros in the program (ExecuTorch keeps only its shape
         and dtype), so the model's buffers should start as zeros too.
+        `next_token_logits`: for a decoder, which flat output holds its next-token logits;
+        each step's top-1 agreement and KL divergence from eager are then recorded
+        (`step_top1`, `step_kl`) and judged where the rule sets a floor.
         """
         from etsuite.backends.harness.case.pipeline import run_steps_pipeline
 
@@ -239,6 +243,7 @@ class TestRunner:
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
             crashed_at=self._crashed_at(subtest),
+            next_token_logits=next_token_logits,
         )
         record = self._record(subtest, outcome.record_fields())
         self._end_crash_run(subtest)

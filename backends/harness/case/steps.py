@@ -48,6 +48,60 @@ class StepsJudged:
                           rule=self.deciding.rule, margin=margin)
 
 
+@dataclass
+class NextToken:
+    """A decoder's answer per step against eager's: what an LLM user reads."""
+
+    top1: list          # per step: share of positions whose argmax token is eager's
+    kl: list            # per step: mean KL(eager || program) over positions, in nats
+
+    def misses(self, min_top1: float | None, max_kl: float | None
+               ) -> tuple[int, str] | None:
+        """The first step that misses the rule's floor or ceiling, and why (None: none)."""
+        for step, (top1, kl) in enumerate(zip(self.top1, self.kl, strict=True)):
+            if min_top1 is not None and (top1 is None or top1 < min_top1):
+                return step, (f"step {step}: top-1 agreement with eager {_share(top1)}, "
+                              f"needs {min_top1:g}")
+            if max_kl is not None and (kl is None or kl > max_kl):
+                return step, (f"step {step}: next-token KL from eager {_nats(kl)}, bound "
+                              f"{max_kl:g} nats")
+        return None
+
+
+def _share(value) -> str:
+    return "not comparable" if value is None else f"{value:.3g}"
+
+
+def _nats(value) -> str:
+    return "not comparable" if value is None else f"{value:.3g} nats"
+
+
+def next_token(expected: list[list], actual: list[list], index: int) -> NextToken:
+    """Each step's flat output `index` read as next-token logits (last dimension the
+    vocabulary, any positions before it): the top-1 agreement with eager and the mean
+    KL divergence of the program's softmax from eager's. None where the step's logits
+    cannot be compared (missing, another shape, not finite)."""
+    top1: list = []
+    kl: list = []
+    for want, got in zip(expected, actual, strict=True):
+        a = want[index] if index < len(want) else None
+        b = got[index] if index < len(got) else None
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) \
+                or a.shape != b.shape or a.dim() == 0 \
+                or not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+            top1.append(None)
+            kl.append(None)
+            continue
+        eager = a.detach().to(torch.float64).reshape(-1, a.shape[-1])
+        program = b.detach().to(torch.float64).reshape(-1, b.shape[-1])
+        agree = (eager.argmax(-1) == program.argmax(-1)).to(torch.float64).mean()
+        log_p, log_q = eager.log_softmax(-1), program.log_softmax(-1)
+        divergence = (log_p.exp() * (log_p - log_q)).sum(-1).mean()
+        top1.append(round(float(agree), 4))
+        kl.append(float(f"{max(float(divergence), 0.0):.4g}"))
+    return NextToken(top1, kl)
+
+
 def as_steps(steps: Sequence) -> list[tuple]:
     """Each step as a tuple of inputs; a clear error for an empty sequence (a test bug)."""
     steps = [tuple(step) if isinstance(step, (tuple, list)) else (step,) for step in steps]

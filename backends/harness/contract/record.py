@@ -210,6 +210,13 @@ class Findings:
     steps: int | None = None
     step_errors: list | None = None
     step_sqnr_db: list | None = None
+    # A decoder's steps (`lower_and_run_steps(next_token_logits=k)`): per step, the share
+    # of positions whose most likely next token is eager's (`step_top1`) and the mean KL
+    # divergence of the program's next-token distribution from eager's, in nats
+    # (`step_kl`): the task-level answer an LLM user reads, judged by the rule's
+    # `min_top1_agreement` and `max_next_token_kl` where it sets them.
+    step_top1: list | None = None
+    step_kl: list | None = None
     failed_step: int | None = None
     step_ms: list | None = None
     state: str | None = None
@@ -333,6 +340,8 @@ RECORD_SHAPES = {
             "min": _SECONDS}))),
         "peak_rss_bytes": _INTEGER, "planned_memory": sh.Maybe(sh.MapOf(sh.ListOf(sh.INTEGER)))})),
     "steps": _INTEGER, "step_errors": _STEP_VALUES, "step_sqnr_db": _STEP_VALUES,
+    "step_top1": sh.Maybe(sh.ListOf(sh.Maybe(sh.FINITE))),
+    "step_kl": sh.Maybe(sh.ListOf(sh.Maybe(sh.FINITE))),
     "failed_step": _INTEGER, "step_ms": sh.Maybe(sh.ListOf(_SECONDS)), "state": _NAMES,
     "step_methods": sh.Maybe(sh.ListOf(sh.ANYTHING)),
     "localization": sh.Maybe(sh.Fields({

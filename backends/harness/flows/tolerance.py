@@ -52,6 +52,11 @@ class Tolerance:
     fidelity_gain: float = 0.01
     fidelity_tail: float = 1.5
     fidelity_tail_bias: float = 0.5
+    # A decoder's next-token answer (steps whose logits the case names; None: not
+    # judged): at every step, the least share of positions whose most likely token is
+    # eager's, and the largest mean KL divergence from eager's distribution, in nats.
+    min_top1_agreement: float | None = None
+    max_next_token_kl: float | None = None
 
     @property
     def quantized(self) -> bool:

@@ -47,4 +47,5 @@ def test_decoder(test_runner, case):
     builder, arguments = CASES[case]
     decoder = builder(**arguments)
     test_runner.lower_and_run_steps(decoder.module, decoder.steps,
-                                    dynamic_shapes=decoder.dynamic_shapes)
+                                    dynamic_shapes=decoder.dynamic_shapes,
+                                    next_token_logits=0)
