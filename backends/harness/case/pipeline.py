@@ -616,9 +616,13 @@ class StepCalls(_SingleMethod):
         return None
 
     def quantized_reference(self, quantized) -> fidelity.QuantizedReference:
-        return fidelity.QuantizedReference(None, [], why_not=(
-            "a step sequence is judged against fp32 eager: its quantized reference per "
-            "step is not built yet"))
+        """The quantized program run eagerly through the same steps, its buffers carrying
+        the state as the eager module's do (one reference output list per step)."""
+        if isinstance(quantized, dict):
+            return fidelity.QuantizedReference(None, [], why_not=(
+                "a program of several methods is judged against fp32 eager: its quantized "
+                "reference is not built yet"))
+        return fidelity.build_reference(quantized, self.reference)
 
     def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
                  flow: Flow) -> dict:
@@ -674,8 +678,48 @@ class StepCalls(_SingleMethod):
                 message = "; ".join(m for m in (message, f"next-token answer, {why}") if m)
                 if found.failed_step is None:
                     found.failed_step = step
-        return fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
-                                comparison, message)
+        accuracy = fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
+                                    comparison, message)
+        return self._with_fidelity(accuracy, expected, actual, rules, found)
+
+    @staticmethod
+    def _with_fidelity(accuracy: fidelity.Verdict, expected, actual, rules,
+                       found: "PipelineOutcome") -> fidelity.Verdict:
+        """A quantizing flow's steps judged against the quantized reference too, step by
+        step (case/fidelity.py): the first step the backend leaves its quantized program
+        at fails it (fail_mismatch); a faithful backend whose steps miss the fp32-eager
+        rule is the recipe's loss (fail_recipe_accuracy), as for a one-call subtest."""
+        reference = found.quantized_reference
+        base = rules.base if isinstance(rules, RuleBook) else rules
+        if reference is None or reference.why_not is not None or base.fidelity_steps is None:
+            return accuracy
+        steps = []
+        for want, ref, got in zip(expected, reference.outputs, actual, strict=True):
+            one = fidelity.QuantizedReference(ref, reference.quantization)
+            steps.append(fidelity.judge(want, got, rules, one))
+        count = len(steps)
+        broken = next((k for k, v in enumerate(steps) if v.status is Status.FAIL_MISMATCH
+                       and v.fidelity is not None and not v.fidelity.passed), None)
+        if broken is not None:
+            found.failed_step = broken
+            verdict = steps[broken]
+            return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison,
+                                    f"diverges at step {broken} of {count}: {verdict.message}",
+                                    verdict.fidelity)
+        worst = max(steps, key=lambda v: max((o.get("max", 0.0) for o in v.fidelity.outputs
+                                              if o), default=0.0) if v.fidelity else 0.0)
+        if accuracy.status is Status.PASS:
+            return fidelity.Verdict(Status.PASS, accuracy.comparison, "", worst.fidelity)
+        if all(v.status is not Status.FAIL_MISMATCH for v in steps):
+            # every step's outputs differ from eager in float values only, the backend
+            # matching its quantized program at each: the recipe's loss
+            return fidelity.Verdict(
+                Status.FAIL_RECIPE_ACCURACY, accuracy.comparison,
+                f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
+                f"program at every step: the loss is the recipe's quantization",
+                worst.fidelity)
+        return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
+                                worst.fidelity)
 
 
 @dataclass
