@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.facts import SessionFacts
-from etsuite.tools import core_aten, loading, markdown, page, tally
-from etsuite.tools.budget import fit
+from etsuite.tools.report import core_aten, loading, markdown, page, tally
+from etsuite.tools.report.budget import fit
 
 REPO = Path(__file__).resolve().parent.parent
 FIX = "edit backends/suite/core_aten.toml (docs/reference/core-aten.md)"

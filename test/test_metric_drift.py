@@ -12,10 +12,10 @@ from conftest import ADD_CASES, run_forked
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.slow_runtime import DELAY_VARIABLE, MATCH_VARIABLE, delay_seconds
-from etsuite.tools import loading, markdown, summary
-from etsuite.tools.baseline_diff import compare
-from etsuite.tools.budget import assemble, fit, size
-from etsuite.tools.drift import (
+from etsuite.tools.report import loading, markdown, summary
+from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.budget import assemble, fit, size
+from etsuite.tools.report.drift import (
     BETTER_2X,
     METRICS,
     SINGLE_CALL_FLOOR_S,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.report import REPORT_KEY, facts_of_report, records_of_test
-from etsuite.tools import loading, summary
+from etsuite.tools.report import loading, summary
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

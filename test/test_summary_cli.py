@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.summary`: inputs and outputs, exit codes (--fail-on), the baseline,
+"""`python -m etsuite.tools.report.summary`: inputs and outputs, exit codes (--fail-on), the baseline,
 $GITHUB_STEP_SUMMARY, the full version beside a cut summary, speed, and that the tool
 never imports torch or executorch."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.report import put_records, records_of_test
-from etsuite.tools import summary
-from etsuite.tools.budget import size
+from etsuite.tools.report import summary
+from etsuite.tools.report.budget import size
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -137,9 +137,9 @@ def test_runs_as_a_module_without_torch_or_executorch(tmp_path):
     """What `tox -e summary` runs, from the repository root, checked for heavy imports."""
     probe = (
         "import runpy, sys\n"
-        "sys.argv = ['etsuite.tools.summary', 'test/data/reports', '--output', sys.argv[1]]\n"
+        "sys.argv = ['etsuite.tools.report.summary', 'test/data/reports', '--output', sys.argv[1]]\n"
         "try:\n"
-        "    runpy.run_module('etsuite.tools.summary', run_name='__main__')\n"
+        "    runpy.run_module('etsuite.tools.report.summary', run_name='__main__')\n"
         "except SystemExit as exit_:\n"
         "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch'))\n"
         "    print(exit_.code, heavy)\n")

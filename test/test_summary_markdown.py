@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import classify, formatting, loading, markdown, signature, tally
-from etsuite.tools.baseline_diff import compare
-from etsuite.tools.budget import Section, assemble, fit, parse_size, size
+from etsuite.tools.report import classify, formatting, loading, markdown, signature, tally
+from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.budget import Section, assemble, fit, parse_size, size
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

@@ -1,6 +1,6 @@
-"""`python -m etsuite.tools.summary INPUTS... --output FILE`: merge JSON reports and results
+"""`python -m etsuite.tools.report.summary INPUTS... --output FILE`: merge JSON reports and results
 streams into one markdown summary; with `--page FILE`, also (or only) the HTML page of the
-support matrix (`tools/page.py`), with its history from `--baseline` and `--history`.
+support matrix (`tools/report/page.py`), with its history from `--baseline` and `--history`.
 
 Exit codes say what a CI job needs to know: 0 done, 1 the `--fail-on` condition holds
 (so a job is a gate or a scoreboard on purpose, never by accident), 2 bad input or
@@ -16,13 +16,13 @@ import argparse
 import os
 import sys
 
-from etsuite.tools import classify, loading, markdown, page
-from etsuite.tools.baseline_diff import Changes, compare
-from etsuite.tools.budget import assemble, fit, parse_size
-from etsuite.tools.drift import METRIC_NAMES
 from etsuite.tools.files import write_atomically
-from etsuite.tools.formatting import plural
-from etsuite.tools.sharded_runs import missing_shards
+from etsuite.tools.report import classify, loading, markdown, page
+from etsuite.tools.report.baseline_diff import Changes, compare
+from etsuite.tools.report.budget import assemble, fit, parse_size
+from etsuite.tools.report.drift import METRIC_NAMES
+from etsuite.tools.report.formatting import plural
+from etsuite.tools.report.sharded_runs import missing_shards
 
 DEFAULT_INPUT = "reports"
 DEFAULT_BUDGET = 900 * 1024
@@ -58,7 +58,7 @@ def _size_arg(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.summary",
+        prog="python -m etsuite.tools.report.summary",
         description="Merge pytest-json-report files and results streams (*.partial.jsonl) "
                     "into one markdown summary.")
     parser.add_argument("inputs", nargs="*", metavar="INPUT",
