@@ -7,7 +7,7 @@ planted in ExecuTorch itself by test/planted_faults.py (a pass inside
 import pytest
 
 from etsuite.tools.report import loading, markdown
-from etsuite.tools.report.budget import fit
+from etsuite.tools.report.size_limit import fit
 
 pytestmark = pytest.mark.slow
 

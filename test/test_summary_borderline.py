@@ -14,7 +14,7 @@ from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.tools.report import loading, markdown, page, tally
-from etsuite.tools.report.budget import fit
+from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import pytest
 
 import verdict_reports as vr
 from etsuite.tools.report import loading, markdown, page, tally
-from etsuite.tools.report.budget import fit
+from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

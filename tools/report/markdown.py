@@ -24,7 +24,6 @@ from etsuite.backends.harness.contract.statuses import ORDER, Status
 from etsuite.tools.report import case_costs, classify, drift, tally
 from etsuite.tools.report.backend_notes import backend_notes
 from etsuite.tools.report.baseline_diff import Changes
-from etsuite.tools.report.budget import Section
 from etsuite.tools.report.formatting import (
     code,
     fenced,
@@ -40,6 +39,7 @@ from etsuite.tools.report.formatting import (
 from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
 from etsuite.tools.report.sharded_runs import sharded_runs
 from etsuite.tools.report.signature import message_line
+from etsuite.tools.report.size_limit import Section
 
 DEFAULT_TITLE = "ExecuTorch backend test report"
 ERROR_SHOWN = 800        # characters of an error shown in a failure block
