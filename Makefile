@@ -239,7 +239,7 @@ update-durations: $(TOX)
 	  echo "make: BACKEND='$(BACKEND)' is not a backend; known backends: $(BACKENDS)" >&2; exit 2; fi
 	$(TOX) -e durations -- --backend $(BACKEND) $(REPORTS)
 
-# The core ATen snapshot (tools/core_aten.py): which operator tests hold each core ATen
+# The core ATen snapshot (tools/report/core_aten.py): which operator tests hold each core ATen
 # overload, from a portable run of the operator suite, e.g.
 #   make test-portable SUITE=operators ARGS="-n 2" && make core-aten CORE_ATEN_FROM=reports/portable-operators.json
 CORE_ATEN_FROM ?= reports/portable.json

@@ -1,4 +1,4 @@
-"""The benchmark's comparison of the two harnesses (tools/benchmark.py), on real reports:
+"""The benchmark's comparison of the two harnesses (tools/bench/benchmark.py), on real reports:
 a slice of one `make bench ARGS=--full` run (flow xnnpack), the reference's JSON and ours
 for the same four operator modules; and a smoke run of the real `make bench`."""
 
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from etsuite.tools import benchmark
+from etsuite.tools.bench import benchmark
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

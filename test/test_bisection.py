@@ -214,7 +214,7 @@ def test_the_console_and_summary_name_the_node_a_lowering_failure_starts_at(pyte
         "        return torch.tanh(torch.cos(torch.relu(x * 2)))") + 1
     assert f"subtest 0: fail_lower at aten.cos.default (test_cases.py:{line})" in run.stdout
 
-    from etsuite.tools import summary
+    from etsuite.tools.report import summary
 
     out = pytester.path / "summary.md"
     summary.main([str(run.report_path), "--output", str(out)])

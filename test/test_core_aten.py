@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.facts import SessionFacts
-from etsuite.tools import core_aten, loading, markdown, page, tally
-from etsuite.tools.budget import fit
+from etsuite.tools.report import core_aten, loading, markdown, page, tally
+from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
 FIX = "edit backends/suite/core_aten.toml (docs/reference/core-aten.md)"
@@ -182,7 +182,7 @@ def test_the_summary_states_n_of_m_and_lists_the_uncovered(tmp_path):
                                              [["aten.add.Tensor", 1, 1], ["aten.permute.default", 1, 0]]]
 
 
-def test_the_uncovered_list_is_cut_to_the_budget(tmp_path):
+def test_the_uncovered_list_is_cut_to_the_size_limit(tmp_path):
     many = CORE | {f"aten.op{i}.default" for i in range(300)}
     merged = _merged(tmp_path, many)
     full, _ = fit(markdown.build(merged), 10**9, None)

@@ -274,11 +274,11 @@ def test_the_reference_names_every_target_option_and_ini_key(tmp_path):
 
 def modules_missing_from(page: Path, root: Path = ROOT) -> list[str]:
     """Modules of the harness and of tools/ that `page` does not name by their path in
-    the harness (`case/pipeline.py`) or the repository (`tools/markdown.py`)."""
+    the harness (`case/pipeline.py`) or the repository (`tools/report/markdown.py`)."""
     text = page.read_text(encoding="utf-8")
     harness = root / "backends" / "harness"
     missing = []
-    for path in sorted([*harness.rglob("*.py"), *(root / "tools").glob("*.py")]):
+    for path in sorted([*harness.rglob("*.py"), *(root / "tools").rglob("*.py")]):
         if path.name == "__init__.py" or "__pycache__" in path.parts:
             continue
         name = path.relative_to(harness if path.is_relative_to(harness) else root).as_posix()
@@ -296,10 +296,11 @@ def test_the_architecture_page_names_every_module():
 
 def test_a_module_missing_from_the_architecture_page_is_found(tmp_path):
     (tmp_path / "backends" / "harness" / "case").mkdir(parents=True)
-    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "report").mkdir(parents=True)
     for name in ("backends/harness/plugin.py", "backends/harness/case/pipeline.py",
-                 "backends/harness/case/__init__.py", "tools/markdown.py"):
+                 "backends/harness/case/__init__.py", "tools/report/markdown.py",
+                 "tools/files.py"):
         (tmp_path / name).write_text("")
     page = tmp_path / "page.md"
-    page.write_text("`plugin.py` and `pipeline.py` (no room) and `tools/markdown.py`\n")
-    assert modules_missing_from(page, tmp_path) == ["case/pipeline.py"]
+    page.write_text("`plugin.py` and `pipeline.py` (no room) and `tools/report/markdown.py`\n")
+    assert modules_missing_from(page, tmp_path) == ["case/pipeline.py", "tools/files.py"]

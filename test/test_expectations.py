@@ -16,7 +16,7 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows import expectations as ex
 from etsuite.backends.harness.flows.registry import builtin_flows
 from etsuite.backends.harness.upkeep import declare
-from etsuite.tools import summary
+from etsuite.tools.report import summary
 
 EXPECTATIONS = """\
 # known gaps of the self-test flows

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import TEST_FLOWS_CONFTEST
 from etsuite.backends.harness.contract.stream import facts_of_header, header_of
-from etsuite.tools import loading
-from etsuite.tools.summary import main as summary_main
+from etsuite.tools.report import loading
+from etsuite.tools.report.summary import main as summary_main
 
 FAULTS = """
 import ctypes

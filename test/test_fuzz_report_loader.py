@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from etsuite.backends.harness.contract.report import records_of_test
-from etsuite.tools import summary
+from etsuite.tools.report import summary
 from fuzzing import fuzz_settings
 
 DATA = Path(__file__).resolve().parent / "data" / "reports"

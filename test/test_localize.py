@@ -121,7 +121,7 @@ def test_a_swapped_op_is_localized_to_its_node(project, run_suite):
     assert declared["status"] == "xfail" and declared["localization"] is None
 
     # The summary groups localized failures by the op they start at, per flow.
-    from etsuite.tools import summary
+    from etsuite.tools.report import summary
 
     out = project.path / "summary.md"
     summary.main([str(run.report_path), "--output", str(out)])

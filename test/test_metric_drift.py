@@ -12,10 +12,9 @@ from conftest import ADD_CASES, run_forked
 from etsuite.backends.harness.contract.record import OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.slow_runtime import DELAY_VARIABLE, MATCH_VARIABLE, delay_seconds
-from etsuite.tools import loading, markdown, summary
-from etsuite.tools.baseline_diff import compare
-from etsuite.tools.budget import assemble, fit, size
-from etsuite.tools.drift import (
+from etsuite.tools.report import loading, markdown, summary
+from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.drift import (
     BETTER_2X,
     METRICS,
     SINGLE_CALL_FLOOR_S,
@@ -24,6 +23,7 @@ from etsuite.tools.drift import (
     WORSE_BUCKETS,
     metric_drift,
 )
+from etsuite.tools.report.size_limit import assemble, fit, size
 
 CASES = ADD_CASES
 
@@ -105,15 +105,15 @@ def changes_of(current: str, baseline: str):
     return compare(loading.load_all([current]), loading.load_all([baseline]))
 
 
-def assert_cut_to_the_budget(current: loading.Merged, changes) -> None:
+def assert_cut_to_the_size_limit(current: loading.Merged, changes) -> None:
     """Many drifting subtests (real rows, repeated) are cut like any long section: whole
     rows, worst first, with a note saying how many were shown."""
     changes.drift = changes.drift * 400
     sections = markdown.build(current, changes)
     section = next(s for s in sections if s.heading.startswith("## Metric drift"))
-    budget = size(assemble(sections)) - size(section.text()) // 2
-    text, cut = fit(sections, budget, "summary.full.md")
-    assert cut and size(text) <= budget
+    limit = size(assemble(sections)) - size(section.text()) // 2
+    text, cut = fit(sections, limit, "summary.full.md")
+    assert cut and size(text) <= limit
     part = text.split("## Metric drift", 1)[1].split("\n## ", 1)[0]
     shown = [line for line in part.splitlines() if line.startswith("| ≥")]
     assert 0 < len(shown) < len(changes.drift)
@@ -141,7 +141,7 @@ def test_a_partitioner_that_takes_nothing_is_a_regression(runs, capsys):
     rows = [line for line in section.splitlines() if line.startswith("| ≥")]
     assert rows[:2] and all("| ≥2x worse | delegation |" in row for row in rows[:2])
     assert {ADD, ADD_RELU} == {n for n in (ADD, ADD_RELU) for row in rows[:2] if n + "`" in row}
-    assert_cut_to_the_budget(loading.load_all([now]), changes)
+    assert_cut_to_the_size_limit(loading.load_all([now]), changes)
 
 
 def test_a_slower_runtime_is_flagged_and_a_healthy_rerun_is_not(runs, capsys):

@@ -160,7 +160,7 @@ def test_native_gives_the_in_process_verdicts_bytes_and_a_cost(programs, run_sui
         assert f"--runner {shlex.quote('*=native?iterations=7')}" in record["repro"]
 
     # The summary's cost view: one row per flow, for the native runner.
-    from etsuite.tools import summary
+    from etsuite.tools.report import summary
 
     summary.main([str(there.report_path), "--output", str(programs.path / "native.md")])
     text = (programs.path / "native.md").read_text()

@@ -13,8 +13,8 @@ from etsuite.backends.harness.contract.costs import delegated_share, time_per_ca
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS, OutputStatistics, SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.tools import loading, page, summary, tally
-from etsuite.tools.baseline_diff import compare
+from etsuite.tools.report import loading, page, summary, tally
+from etsuite.tools.report.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -133,7 +133,7 @@ def test_the_page_needs_no_network():
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I)
     assert not re.search(r"<link\b|<script[^>]+src=|@import|url\(\s*['\"]?https?:", html, re.I)
     for asset in ("page.css", "page.js", "page.html"):
-        text = (REPO / "tools" / asset).read_text(encoding="utf-8")
+        text = (REPO / "tools" / "report" / asset).read_text(encoding="utf-8")
         assert text.strip()[:200] in html  # inlined, not referenced
 
 

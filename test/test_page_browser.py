@@ -12,8 +12,10 @@ import pytest
 import verdict_reports as vr
 from etsuite.backends.harness.contract import nodeids
 from etsuite.backends.harness.contract.statuses import FAILING, Status
-from etsuite.tools import headless, loading, page, page_scale, summary, tally
-from etsuite.tools.baseline_diff import compare
+from etsuite.tools import headless
+from etsuite.tools.bench import page_scale
+from etsuite.tools.report import loading, page, summary, tally
+from etsuite.tools.report.baseline_diff import compare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

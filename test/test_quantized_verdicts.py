@@ -6,8 +6,8 @@ planted in ExecuTorch itself by test/planted_faults.py (a pass inside
 
 import pytest
 
-from etsuite.tools import loading, markdown
-from etsuite.tools.budget import fit
+from etsuite.tools.report import loading, markdown
+from etsuite.tools.report.size_limit import fit
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from conftest import run_forked
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.stream import facts_of_header
 from etsuite.backends.harness.upkeep import declare, sweeps
-from etsuite.tools import loading
+from etsuite.tools.report import loading
 
 CASES = """
 import os

@@ -35,7 +35,7 @@ from etsuite.backends.harness.remote.pool import (
     device_lock_folder,
 )
 from etsuite.backends.harness.remote.spec import SpecError
-from etsuite.tools import summary
+from etsuite.tools.report import summary
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 NEEDS_SSHD = ("the runner tests need OpenSSH's server: apt-get install -y openssh-server "

@@ -1,4 +1,4 @@
-"""tools/same_statuses.py: two runs compared test for test and subtest for subtest, on
+"""tools/report/same_statuses.py: two runs compared test for test and subtest for subtest, on
 the checked-in reports (a copy with one status changed must be found)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from etsuite.backends.harness.contract.report import records_of_test
-from etsuite.tools import same_statuses
+from etsuite.tools.report import same_statuses
 
 DATA = Path(__file__).parent / "data" / "reports"
 

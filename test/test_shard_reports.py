@@ -12,8 +12,10 @@ import pytest
 from etsuite.backends.harness.contract.durations import durations_of
 from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.backends.harness.contract.report import facts_of_report
-from etsuite.tools import loading, shard_balance, summary, update_durations
-from etsuite.tools.sharded_runs import missing_shards, sharded_runs
+from etsuite.tools.bench import shard_balance
+from etsuite.tools.report import loading, summary
+from etsuite.tools.report.sharded_runs import missing_shards, sharded_runs
+from etsuite.tools.upkeep import update_durations
 
 REPO = Path(__file__).resolve().parent.parent
 SHARDS = REPO / "test" / "data" / "reports" / "shards"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_forked
-from etsuite.tools import loading, shard_balance, tally
-from etsuite.tools.sharded_runs import sharded_runs
+from etsuite.tools.bench import shard_balance
+from etsuite.tools.report import loading, tally
+from etsuite.tools.report.sharded_runs import sharded_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTION = ["backends/suite/operators/test_add.py", "backends/suite/operators/test_relu.py"]

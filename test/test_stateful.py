@@ -154,7 +154,7 @@ def test_a_diverging_step_in_the_summary(pytester, run_suite):
 
 
 def markdown_summary(reports: list, output) -> int:
-    from etsuite.tools import summary
+    from etsuite.tools.report import summary
 
     return summary.main([*reports, "--output", str(output)])
 

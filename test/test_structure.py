@@ -112,7 +112,7 @@ def test_the_checker_finds_a_cycle():
 
 def test_no_import_cycle_among_project_modules():
     graph = dependency_graph()
-    assert "etsuite.backends.harness.plugin" in graph and "etsuite.tools.summary" in graph
+    assert "etsuite.backends.harness.plugin" in graph and "etsuite.tools.report.summary" in graph
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 
@@ -161,7 +161,7 @@ def test_the_contract_needs_only_the_standard_library():
 
 
 def test_contract_and_tools_import_no_torch():
-    code = ("import sys, etsuite.tools.summary, etsuite.backends.harness.contract; "
+    code = ("import sys, etsuite.tools.report.summary, etsuite.backends.harness.contract; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -221,6 +221,44 @@ def test_the_harness_top_holds_the_plugin_and_few_modules():
     assert len(top) <= MAX_TOP_MODULES, top
     rooms = {p.name for p in HARNESS.iterdir() if (p / "__init__.py").is_file()}
     assert rooms >= {"flows", "case", "remote", "warm", "upkeep", "contract"}
+
+
+TOOLS = ROOT / "tools"
+MAX_TOOLS_TOP_MODULES = 6
+# room of tools/ -> the rooms of tools/ it may import ("" is the shared helpers on top)
+TOOLS_ROOMS = {
+    "report": {"report", ""},
+    "bench": {"bench", "report", ""},
+    "upkeep": {"upkeep", "report", ""},
+    "": {""},
+}
+
+
+def tools_room(module: str) -> str:
+    """`etsuite.tools.report.tally` -> "report"; a helper on top (`etsuite.tools.files`) -> ""."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 else ""
+
+
+def test_the_tools_top_holds_few_modules_and_the_rooms():
+    """tools/ is in rooms by job (docs/explanation/architecture.md): the report, measuring
+    the suite, upkeep from reports; on top only the helpers several of them use."""
+    top = sorted(p.name for p in TOOLS.glob("*.py"))
+    assert len(top) <= MAX_TOOLS_TOP_MODULES, top
+    rooms = {p.name for p in TOOLS.iterdir() if (p / "__init__.py").is_file()}
+    assert rooms == set(TOOLS_ROOMS) - {""}
+    assert {p.parent.name for p in TOOLS.rglob("*.py") if p.parent != TOOLS} <= rooms
+
+
+def test_the_tools_rooms_depend_one_way():
+    """The report needs nothing of the measurements or of upkeep (a summary never loads the
+    benchmark), and the helpers on top need no room."""
+    graph = dependency_graph()
+    assert "etsuite.tools.bench.benchmark" in graph and "etsuite.tools.upkeep.update_durations" in graph
+    crossing = {module: sorted(t for t in targets if t.startswith("etsuite.tools.")
+                               and tools_room(t) not in TOOLS_ROOMS[tools_room(module)])
+                for module, targets in graph.items() if module.startswith("etsuite.tools.")}
+    assert {m: t for m, t in crossing.items() if t} == {}
 
 
 def test_only_the_test_runner_module_is_named_runner():

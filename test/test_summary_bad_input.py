@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.report import REPORT_KEY, facts_of_report, records_of_test
-from etsuite.tools import loading, summary
+from etsuite.tools.report import loading, summary
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -181,5 +181,5 @@ def test_usage_errors_exit_2(capsys):
     assert exit_.value.code == 2
     assert "--fail-on regressions needs --baseline" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
-        summary.main([str(DATA / "portable.json"), "--budget", "lots"])
+        summary.main([str(DATA / "portable.json"), "--size-limit", "lots"])
     assert exit_.value.code == 2

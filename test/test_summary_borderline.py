@@ -13,8 +13,8 @@ from etsuite.backends.harness.contract.facts import SEED_POLICIES
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
-from etsuite.tools import loading, markdown, page, tally
-from etsuite.tools.budget import fit
+from etsuite.tools.report import loading, markdown, page, tally
+from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.summary`: inputs and outputs, exit codes (--fail-on), the baseline,
+"""`python -m etsuite.tools.report.summary`: inputs and outputs, exit codes (--fail-on), the baseline,
 $GITHUB_STEP_SUMMARY, the full version beside a cut summary, speed, and that the tool
 never imports torch or executorch."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.report import put_records, records_of_test
-from etsuite.tools import summary
-from etsuite.tools.budget import size
+from etsuite.tools.report import summary
+from etsuite.tools.report.size_limit import size
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -57,7 +57,7 @@ def test_the_default_input_is_the_reports_folder(tmp_path, monkeypatch, capsys):
 
 def test_a_cut_summary_has_its_full_version_beside_it(tmp_path):
     output = tmp_path / "summary.md"
-    assert run("test/data/reports", "--output", output, "--budget", "12KiB") == 0
+    assert run("test/data/reports", "--output", output, "--size-limit", "12KiB") == 0
     cut, full = output.read_text(encoding="utf-8"), (tmp_path / "summary.full.md").read_text(
         encoding="utf-8")
     assert size(cut) <= 12 * 1024 < size(full)
@@ -66,6 +66,19 @@ def test_a_cut_summary_has_its_full_version_beside_it(tmp_path):
     # A later summary that fits removes the stale full version.
     assert run("test/data/reports/portable.json", "--output", output) == 0
     assert not (tmp_path / "summary.full.md").exists()
+
+
+def test_the_size_limits_old_name_still_works_for_one_release(tmp_path, capsys):
+    """`--budget` was the size limit's name; "budget" is now only a backend's cost limit."""
+    output = tmp_path / "summary.md"
+    assert run("test/data/reports", "--output", output, "--budget", "12KiB") == 0
+    assert "summary: --budget is deprecated and goes in the next release: use --size-limit\n" \
+        in capsys.readouterr().err
+    by_old_name = output.read_bytes()
+    assert run("test/data/reports", "--output", output, "--size-limit", "12KiB") == 0
+    assert "deprecated" not in capsys.readouterr().err
+    assert output.read_bytes() == by_old_name and len(by_old_name) <= 12 * 1024
+    assert "--budget" not in summary.build_parser().format_help()
 
 
 def test_the_step_summary_is_appended_to(tmp_path, monkeypatch):
@@ -137,9 +150,9 @@ def test_runs_as_a_module_without_torch_or_executorch(tmp_path):
     """What `tox -e summary` runs, from the repository root, checked for heavy imports."""
     probe = (
         "import runpy, sys\n"
-        "sys.argv = ['etsuite.tools.summary', 'test/data/reports', '--output', sys.argv[1]]\n"
+        "sys.argv = ['etsuite.tools.report.summary', 'test/data/reports', '--output', sys.argv[1]]\n"
         "try:\n"
-        "    runpy.run_module('etsuite.tools.summary', run_name='__main__')\n"
+        "    runpy.run_module('etsuite.tools.report.summary', run_name='__main__')\n"
         "except SystemExit as exit_:\n"
         "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch'))\n"
         "    print(exit_.code, heavy)\n")
@@ -166,9 +179,9 @@ def _big_report(path: Path, copies: int) -> int:
     return len(tests)
 
 
-def test_thousands_of_tests_fit_the_budget(tmp_path):
+def test_thousands_of_tests_fit_the_size_limit(tmp_path):
     """Speed is measured by the benchmark, not here; this checks the big case works."""
     count = _big_report(tmp_path / "big.json", 100)
     assert count == 4800
     assert run(tmp_path / "big.json", "--output", tmp_path / "s.md") == 0
-    assert size((tmp_path / "s.md").read_text(encoding="utf-8")) <= summary.DEFAULT_BUDGET
+    assert size((tmp_path / "s.md").read_text(encoding="utf-8")) <= summary.DEFAULT_SIZE_LIMIT

@@ -1,4 +1,4 @@
-"""tools/loading.py and tools/classify.py on real reports (test/data/reports/README.md
+"""tools/report/loading.py and tools/report/classify.py on real reports (test/data/reports/README.md
 says how each was made): finding inputs, classifying every outcome, merging backends,
 shards, duplicates and killed sessions, and refusing bad input."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from etsuite.backends.harness.contract.report import REPORT_KEY
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import classify, loading, tally
+from etsuite.tools.report import classify, loading, tally
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"

@@ -1,5 +1,5 @@
 """The markdown: exact output of small real cases line by line, section order, the
-numbers in the tables, error signatures, repro commands and the size budget."""
+numbers in the tables, error signatures, repro commands and the size limit."""
 
 import re
 from collections import Counter
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import classify, formatting, loading, markdown, signature, tally
-from etsuite.tools.baseline_diff import compare
-from etsuite.tools.budget import Section, assemble, fit, parse_size, size
+from etsuite.tools.report import classify, formatting, loading, markdown, signature, tally
+from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.size_limit import Section, assemble, fit, parse_size, size
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -26,8 +26,8 @@ def merged_from(*inputs) -> loading.Merged:
     return loading.load_all(loading.expand_inputs(list(inputs)))
 
 
-def render(merged, changes=None, budget=10**9) -> str:
-    text, _ = fit(markdown.build(merged, changes), budget, None)
+def render(merged, changes=None, limit=10**9) -> str:
+    text, _ = fit(markdown.build(merged, changes), limit, None)
     return text
 
 
@@ -354,14 +354,14 @@ def test_table_cells_and_fences_survive_odd_text():
     assert formatting.code("a`b") == "``a`b``"
 
 
-# ---------------------------------------------------------------- size budget
+# ---------------------------------------------------------------- size limit
 
-@pytest.mark.parametrize("budget", [3000, 8000, 20000, 30000])
-def test_the_budget_is_kept(budget):
+@pytest.mark.parametrize("limit", [3000, 8000, 20000, 30000])
+def test_the_size_limit_is_kept(limit):
     sections = markdown.build(merged_from("test/data/reports"))
     full = assemble(sections)
-    text, cut = fit(sections, budget, "summary.full.md")
-    assert cut and size(full) > budget >= size(text)
+    text, cut = fit(sections, limit, "summary.full.md")
+    assert cut and size(full) > limit >= size(text)
     assert "This summary was cut to fit" in text
 
 
@@ -377,20 +377,20 @@ def test_cutting_keeps_whole_rows_and_says_what_was_cut():
     assert "[cut:" not in text  # the fixed parts fit; nothing was cut blindly
 
 
-def test_a_larger_budget_keeps_more():
+def test_a_larger_size_limit_keeps_more():
     sections = markdown.build(merged_from("test/data/reports"))
-    sizes = [size(fit(sections, budget, None)[0]) for budget in (15000, 25000, 35000)]
+    sizes = [size(fit(sections, limit, None)[0]) for limit in (15000, 25000, 35000)]
     assert sizes == sorted(sizes)
 
 
-def test_a_budget_smaller_than_the_fixed_parts_still_holds():
+def test_a_size_limit_smaller_than_the_fixed_parts_still_holds():
     sections = markdown.build(merged_from("test/data/reports"))
     text, cut = fit(sections, 1500, None)
     assert cut and size(text) <= 1500 and text.endswith("fixed parts]_\n")
 
 
 def test_sections_render_within_the_pieces_they_measured():
-    """The budget plans with the full rendering's row sizes: fewer rows may not be wider."""
+    """The cut plans with the full rendering's row sizes: fewer rows may not be wider."""
     for section in markdown.build(merged_from("test/data/reports")):
         if section.items:
             pieces = section.piece_sizes()
@@ -511,7 +511,7 @@ def test_budget_breaches_have_a_table_per_flow_worst_first(tmp_path):
     assert measured - limit == 100 and int8[1][5] == f"{measured / limit:.2f}x"
 
 
-def test_budget_breaches_are_cut_to_the_size_budget_like_any_section(tmp_path):
+def test_budget_breaches_are_cut_to_the_size_limit_like_any_section(tmp_path):
     sections = markdown.build(merged_from(str(breached_report(tmp_path))))
     breaches = [s for s in sections if s.unit == "breaches"]
     assert [len(s.items) for s in breaches] == [2, 2] and all(s.cuttable for s in breaches)

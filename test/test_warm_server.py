@@ -302,8 +302,8 @@ def test_benchmark_runs_through_its_private_warm_process(pytester, tmp_path):
     """`make bench` times ours through a warm process of its own: the run is served by
     that server, the probe still reports, and the CPU the test burns in the server's
     children is counted (the client alone spends about 0.4-2 s)."""
-    from etsuite.tools.benchmark import run_pytest
-    from etsuite.tools.inner_loop import PrivateWarm
+    from etsuite.tools.bench.benchmark import run_pytest
+    from etsuite.tools.bench.inner_loop import PrivateWarm
 
     pytester.makepyfile(test_busy="""
         import time

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import verdict_reports as vr
-from etsuite.tools import loading, markdown, page, tally
-from etsuite.tools.budget import fit
+from etsuite.tools.report import loading, markdown, page, tally
+from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -164,8 +164,8 @@ def test_suite_words(suites, words):
 def test_a_failure_whose_op_passes_alone_names_its_smallest_window():
     from etsuite.backends.harness.contract.record import SubtestRecord
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.tools.loading import Run, TestResult
-    from etsuite.tools.markdown import repro_lines
+    from etsuite.tools.report.loading import Run, TestResult
+    from etsuite.tools.report.markdown import repro_lines
 
     window = {"nodes": 2, "first": "relu", "last": "add", "attempts": 3, "seconds": 2.5,
               "folder": "reports/repros/t/subtest0"}
@@ -193,8 +193,8 @@ def test_a_run_in_process_has_no_cost_view_and_a_runner_without_times_no_crash()
     (None in `step_ms`) is counted without its time."""
     from etsuite.backends.harness.contract.record import SubtestRecord
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.tools import tally
-    from etsuite.tools.loading import Run, TestResult
+    from etsuite.tools.report import tally
+    from etsuite.tools.report.loading import Run, TestResult
 
     record = SubtestRecord(test_id="t.py::t[f]", test_case="t.py::t", subtest=0, suite="llm",
                            backend="b", flow="f", status=Status.PASS, steps=3,
@@ -211,8 +211,8 @@ def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary(
     the coverage section gives its median per flow and names the subtests under half."""
     from etsuite.backends.harness.contract.record import SubtestRecord, delegation_share
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.tools import tally
-    from etsuite.tools.loading import Run, TestResult
+    from etsuite.tools.report import tally
+    from etsuite.tools.report.loading import Run, TestResult
 
     q = "quantized_decomposed.quantize_per_tensor.default"
     assert delegation_share({"aten.add.Tensor": 2, q: 4}, {q: 9}) == (1.0, 1.0)
@@ -239,7 +239,7 @@ def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary(
 
     from types import SimpleNamespace
 
-    from etsuite.tools.markdown import coverage_section
+    from etsuite.tools.report.markdown import coverage_section
 
     section = coverage_section(SimpleNamespace(results=[whole, little]), [("b", "x")])
     text = str(section.render_items(section.items))  # (the table, its notes)

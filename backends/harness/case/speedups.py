@@ -1,7 +1,7 @@
 """Fixed costs of lowering and quantizing that the suite pays once per process instead of
 once per subtest.
 
-Found by profiling (see tools/benchmark.py and docs/explanation/start-up-and-speed.md), not
+Found by profiling (see tools/bench/benchmark.py and docs/explanation/start-up-and-speed.md), not
 guessed:
 - every `run_decompositions` call (about five per `to_edge_transform_and_lower`)
   recomputes the set of preservable CompositeImplicitAutograd ops by walking every operator

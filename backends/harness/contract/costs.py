@@ -1,5 +1,5 @@
 """What a record says its program costs, read the one way both the drift comparison
-(tools/drift.py) and the budgets (flows/budgets.py) read it: the delegated share of
+(tools/report/drift.py) and the budgets (flows/budgets.py) read it: the delegated share of
 the computing nodes, the memory-planned bytes and the time per call."""
 
 from __future__ import annotations

@@ -32,11 +32,11 @@ from etsuite.backends.harness.contract.facts import FlowFacts
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, STAGES, Status
-from etsuite.tools import case_costs, drift, tally
-from etsuite.tools.backend_notes import BackendNote, backend_notes
-from etsuite.tools.baseline_diff import Change, Changes
-from etsuite.tools.formatting import in_words
-from etsuite.tools.loading import Merged, TestResult, seed_policy_text
+from etsuite.tools.report import case_costs, drift, tally
+from etsuite.tools.report.backend_notes import BackendNote, backend_notes
+from etsuite.tools.report.baseline_diff import Change, Changes
+from etsuite.tools.report.formatting import in_words
+from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 
@@ -523,7 +523,7 @@ def read_page(html: str) -> dict:
 
 
 def _asset(name: str) -> str:
-    return resources.files("etsuite.tools").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("etsuite.tools.report").joinpath(name).read_text(encoding="utf-8")
 
 
 def _escape_html(text: str) -> str:

@@ -1,6 +1,6 @@
-"""`python -m etsuite.tools.summary INPUTS... --output FILE`: merge JSON reports and results
+"""`python -m etsuite.tools.report.summary INPUTS... --output FILE`: merge JSON reports and results
 streams into one markdown summary; with `--page FILE`, also (or only) the HTML page of the
-support matrix (`tools/page.py`), with its history from `--baseline` and `--history`.
+support matrix (`tools/report/page.py`), with its history from `--baseline` and `--history`.
 
 Exit codes say what a CI job needs to know: 0 done, 1 the `--fail-on` condition holds
 (so a job is a gate or a scoreboard on purpose, never by accident), 2 bad input or
@@ -16,16 +16,16 @@ import argparse
 import os
 import sys
 
-from etsuite.tools import classify, loading, markdown, page
-from etsuite.tools.baseline_diff import Changes, compare
-from etsuite.tools.budget import assemble, fit, parse_size
-from etsuite.tools.drift import METRIC_NAMES
 from etsuite.tools.files import write_atomically
-from etsuite.tools.formatting import plural
-from etsuite.tools.sharded_runs import missing_shards
+from etsuite.tools.report import classify, loading, markdown, page
+from etsuite.tools.report.baseline_diff import Changes, compare
+from etsuite.tools.report.drift import METRIC_NAMES
+from etsuite.tools.report.formatting import plural
+from etsuite.tools.report.sharded_runs import missing_shards
+from etsuite.tools.report.size_limit import assemble, fit, parse_size
 
 DEFAULT_INPUT = "reports"
-DEFAULT_BUDGET = 900 * 1024
+DEFAULT_SIZE_LIMIT = 900 * 1024
 # GitHub refuses a step summary over 1 MiB; what the step already wrote counts too.
 STEP_SUMMARY_LIMIT = 1024 * 1024
 EXIT_OK, EXIT_FAIL_ON, EXIT_BAD_INPUT = 0, 1, 2
@@ -56,16 +56,30 @@ def _size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+class _OldName(argparse.Action):
+    """An option's old name, kept for one release: it does what the new name does and
+    says on stderr that it is going."""
+
+    def __init__(self, option_strings, dest, new_name: str, **kwargs):
+        self.new_name = new_name
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stderr.write(f"summary: {option_string} is deprecated and goes in the next "
+                         f"release: use {self.new_name}\n")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.summary",
+        prog="python -m etsuite.tools.report.summary",
         description="Merge pytest-json-report files and results streams (*.partial.jsonl) "
                     "into one markdown summary.")
     parser.add_argument("inputs", nargs="*", metavar="INPUT",
                         help=f"report files, globs or folders (default: {DEFAULT_INPUT}/)")
     parser.add_argument("--output", metavar="FILE",
                         help="write the summary here (default: standard output); when it is "
-                             "cut to the budget, the full version goes beside it "
+                             "cut to the size limit, the full version goes beside it "
                              "(summary.md -> summary.full.md)")
     parser.add_argument("--baseline", nargs="+", action="extend", default=[], metavar="OLD",
                         help="reports of an earlier run (files, globs, folders), given "
@@ -79,9 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
                              f"{', '.join(METRIC_NAMES)} (that metric of a subtest got "
                              "1.25x worse or more beyond its noise floor). All but never "
                              "and failures need --baseline")
-    parser.add_argument("--budget", type=_size_arg, default=DEFAULT_BUDGET, metavar="SIZE",
-                        help="largest summary, e.g. 900KiB (default), 1MiB, 50000; long "
-                             "sections are cut beyond it")
+    parser.add_argument("--size-limit", type=_size_arg, default=DEFAULT_SIZE_LIMIT,
+                        metavar="SIZE", help="largest summary, e.g. 900KiB (default), 1MiB, "
+                                             "50000; long sections are cut beyond it")
+    # "budget" is a backend's cost limit (budgets.toml); the size's old name, for one release
+    parser.add_argument("--budget", dest="size_limit", type=_size_arg, action=_OldName,
+                        new_name="--size-limit", metavar="SIZE", help=argparse.SUPPRESS)
     parser.add_argument("--page", metavar="HTML",
                         help="also write the support matrix as one self-contained HTML page "
                              "(e.g. reports/index.html); without --output, only the page")
@@ -99,14 +116,14 @@ def full_path_for(output: str) -> str:
     return f"{base}.full{extension or '.md'}"
 
 
-def append_step_summary(path: str, sections, budget: int, text: str) -> None:
+def append_step_summary(path: str, sections, size_limit: int, text: str) -> None:
     """Append to $GITHUB_STEP_SUMMARY, re-fitted to the room the step has left."""
     used = os.path.getsize(path) if os.path.exists(path) else 0
     room = STEP_SUMMARY_LIMIT - used - 1
     if room < 1024:
         sys.stderr.write(f"summary: {path} is full; the summary was not appended\n")
         return
-    if room < budget:
+    if room < size_limit:
         text, _ = fit(sections, room, None)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text + "\n")
@@ -158,7 +175,7 @@ def write_markdown(args, merged: loading.Merged, changes) -> str:
     sections = markdown.build(merged, changes,
                               markdown.Options(args.title, args.slowest, link_from))
     full_path = full_path_for(args.output) if args.output else None
-    text, cut = fit(sections, args.budget, os.path.basename(full_path) if full_path else None)
+    text, cut = fit(sections, args.size_limit, os.path.basename(full_path) if full_path else None)
     if full_path is not None:  # there is an --output
         write_atomically(args.output, text)
         if cut:
@@ -169,7 +186,7 @@ def write_markdown(args, merged: loading.Merged, changes) -> str:
         sys.stdout.write(text)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
-        append_step_summary(step_summary, sections, args.budget, text)
+        append_step_summary(step_summary, sections, args.size_limit, text)
     return f" -> {args.output}" + (f" (cut; full: {full_path})" if cut else "") if args.output else ""
 
 

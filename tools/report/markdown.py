@@ -21,11 +21,10 @@ from etsuite.backends.harness.contract.costs import shown_limit
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import trim_error, where_it_breaks
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import case_costs, classify, drift, tally
-from etsuite.tools.backend_notes import backend_notes
-from etsuite.tools.baseline_diff import Changes
-from etsuite.tools.budget import Section
-from etsuite.tools.formatting import (
+from etsuite.tools.report import case_costs, classify, drift, tally
+from etsuite.tools.report.backend_notes import backend_notes
+from etsuite.tools.report.baseline_diff import Changes
+from etsuite.tools.report.formatting import (
     code,
     fenced,
     in_words,
@@ -37,9 +36,10 @@ from etsuite.tools.formatting import (
     shorten,
     table,
 )
-from etsuite.tools.loading import Merged, TestResult, seed_policy_text
-from etsuite.tools.sharded_runs import sharded_runs
-from etsuite.tools.signature import message_line
+from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
+from etsuite.tools.report.sharded_runs import sharded_runs
+from etsuite.tools.report.signature import message_line
+from etsuite.tools.report.size_limit import Section
 
 DEFAULT_TITLE = "ExecuTorch backend test report"
 ERROR_SHOWN = 800        # characters of an error shown in a failure block

@@ -19,10 +19,10 @@ from etsuite.backends.harness.contract.record import (
     delegation_share,
 )
 from etsuite.backends.harness.contract.statuses import ORDER, Status
-from etsuite.tools import classify
-from etsuite.tools import core_aten as core_aten_ops
-from etsuite.tools.loading import Merged, TestResult
-from etsuite.tools.signature import signature
+from etsuite.tools.report import classify
+from etsuite.tools.report import core_aten as core_aten_ops
+from etsuite.tools.report.loading import Merged, TestResult
+from etsuite.tools.report.signature import signature
 
 FlowKey = tuple  # (backend or None, flow or None)
 

@@ -1,9 +1,9 @@
-"""Keeping the markdown under a size budget.
+"""Keeping the markdown under a size limit (`--size-limit`).
 
 A CI step summary is refused above 1 MiB, and a summary of thousands of failures is
 read by nobody past its first screens anyway. So the document is made of sections, and
 the long ones (`Section.items`: table rows, failure blocks) can be cut. When the whole
-document is over budget, every cuttable section gives up items in proportion to its
+document is over the limit, every cuttable section gives up items in proportion to its
 size, each cut section says so, and the caller writes the uncut version beside it.
 
 Sizes are measured in UTF-8 bytes, what the limit counts.
@@ -25,7 +25,7 @@ class Section:
     """Heading, intro, then items rendered by `render_items(items) -> (head, pieces)`
     (a table's header lines and one line per row, or one block per failure), then the
     outro. `render_items` of fewer items must not be longer than the pieces it left
-    out: the budget is planned from the sizes of the full rendering."""
+    out: the cut is planned from the sizes of the full rendering."""
 
     heading: str
     intro: str = ""
@@ -66,6 +66,7 @@ class Section:
         return self._full
 
     def cut_note(self, shown: int, full_name: str | None) -> str:
+        # Its words ("size budget") are the summary's format, kept as they were.
         where = f"; all of them are in `{full_name}`" if full_name else ""
         return (f"_Cut to fit the size budget: {shown} of {len(self.items)} {self.unit} "
                 f"shown{where}._")
@@ -90,27 +91,27 @@ def assemble(sections: list[Section], keeps: dict | None = None, full_name: str 
     return "\n".join(texts)
 
 
-def truncation_banner(budget: int, full_name: str | None) -> str:
+def truncation_banner(limit: int, full_name: str | None) -> str:
     where = f" The full report is `{full_name}`." if full_name else ""
-    return (f"> **This summary was cut to fit {format_size(budget)}:** the long sections "
+    return (f"> **This summary was cut to fit {format_size(limit)}:** the long sections "
             f"list only their first items.{where}\n")
 
 
-def fit(sections: list[Section], budget: int, full_name: str | None) -> tuple[str, bool]:
-    """(markdown within `budget` bytes, whether anything was cut)."""
+def fit(sections: list[Section], limit: int, full_name: str | None) -> tuple[str, bool]:
+    """(markdown within `limit` bytes, whether anything was cut)."""
     full = assemble(sections)
-    if size(full) <= budget:
+    if size(full) <= limit:
         return full, False
-    banner = truncation_banner(budget, full_name)
+    banner = truncation_banner(limit, full_name)
     cuttable = [i for i, s in enumerate(sections) if s.cuttable and s.items]
     sizes = {i: sections[i].piece_sizes() for i in cuttable}
     nothing = assemble(sections, {i: 0 for i in cuttable}, full_name, banner)
     slack = 24 * len(cuttable)  # the cut notes' numbers grow with what is kept
-    available = budget - size(nothing) - slack
+    available = limit - size(nothing) - slack
     keeps = _share(sizes, available)
     text = assemble(sections, keeps, full_name, banner)
-    if size(text) > budget:
-        text = _hard_cut(text, budget)
+    if size(text) > limit:
+        text = _hard_cut(text, limit)
     return text, True
 
 
@@ -139,14 +140,15 @@ def _count_within(pieces: list[int], room: int) -> tuple[int, int]:
     return len(pieces), spent
 
 
-def _hard_cut(text: str, budget: int) -> str:
-    """Last resort when even the uncuttable parts exceed the budget (a tiny budget)."""
+def _hard_cut(text: str, limit: int) -> str:
+    """Last resort when even the uncuttable parts exceed the limit (a tiny limit). The
+    note still says "size budget": the summary's words stay as they were (issue 55)."""
     note = "\n_[cut: the size budget is smaller than the summary's fixed parts]_\n"
-    room = max(budget - size(note), 0)
+    room = max(limit - size(note), 0)
     head = text.encode("utf-8")[:room].decode("utf-8", errors="ignore")
     if "\n" in head:
         head = head[:head.rindex("\n") + 1]
-    return head + note if size(head + note) <= budget else head
+    return head + note if size(head + note) <= limit else head
 
 
 def format_size(count: int) -> str:
@@ -162,7 +164,7 @@ _UNITS = {"b": 1, "bytes": 1, "kb": 1000, "kib": 1024, "mb": 1000 ** 2, "mib": 1
 
 
 def parse_size(text: str) -> int:
-    """'900KiB', '1 MiB', '2000' -> bytes (for --budget)."""
+    """'900KiB', '1 MiB', '2000' -> bytes (for --size-limit)."""
     match = _SIZE.match(text.strip())
     if not match:
         raise ValueError(f"not a size: {text!r} (e.g. 900KiB, 1MiB, 2000)")

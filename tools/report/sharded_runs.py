@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from etsuite.tools.loading import Run
+from etsuite.tools.report.loading import Run
 
 
 @dataclass

@@ -3,7 +3,7 @@ same machine in one run, so that the printed ratios compare like with like.
 
     make bench                                  # default selection, a few minutes
     make bench ARGS="--full"                    # every operator module of the wheel's suite
-    python -m etsuite.tools.benchmark --ops add,linear --flows xnnpack --repeat 3
+    python -m etsuite.tools.bench.benchmark --ops add,linear --flows xnnpack --repeat 3
 
 - reference: operator modules of the suite in the installed `executorch` wheel
   (`executorch/backends/test/suite/operators`), run under that suite's own conftest;
@@ -43,7 +43,7 @@ from tabulate import tabulate
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import STAGES
-from etsuite.tools.inner_loop import PrivateWarm, inner_loop
+from etsuite.tools.bench.inner_loop import PrivateWarm, inner_loop
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
@@ -57,7 +57,7 @@ IMPORT_REWRITES = (
     (re.compile(r"^from executorch\.backends\.test\.suite\.flow import", re.M),
      f"from {SHIM} import"),
 )
-PROBE = "etsuite.tools.bench_probe"
+PROBE = "etsuite.tools.bench.bench_probe"
 
 
 def upstream_operators_dir() -> str:
@@ -316,7 +316,7 @@ def parse_args(argv):
                         help="keep the scratch folder (copied modules, JSON reports) and print its path")
     parser.add_argument("--inner-loop", action="store_true",
                         help="instead: a backend author's inner loop, cold and with the warm "
-                             "process (tools/inner_loop.py)")
+                             "process (tools/bench/inner_loop.py)")
     parser.add_argument("--inner-module", default="test_add.py", metavar="FILE",
                         help="the operator module of --inner-loop (default test_add.py)")
     parser.add_argument("--no-warm", action="store_true",

@@ -23,8 +23,8 @@ from etsuite.backends.harness.contract.costs import (
 )
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import PASSING, Status
-from etsuite.tools import classify, tally
-from etsuite.tools.loading import Merged, TestResult
+from etsuite.tools.report import classify, tally
+from etsuite.tools.report.loading import Merged, TestResult
 
 # Buckets, worst first: the order the markdown lists them in.
 STARTED_FAILING = "started failing"

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.update_durations --backend NAME [REPORT...]` (`make update-durations
+"""`python -m etsuite.tools.upkeep.update_durations --backend NAME [REPORT...]` (`make update-durations
 BACKEND=NAME`): record how long each of a backend's tests took in its reports, in
 `backends/<name>/durations.json`, which `--shard K/N` balances shards by.
 
@@ -20,8 +20,8 @@ from etsuite.backends.harness.contract.durations import (
     durations_document,
     durations_of,
 )
-from etsuite.tools import loading
 from etsuite.tools.files import write_atomically
+from etsuite.tools.report import loading
 
 
 def default_reports(backend: str) -> list[str]:
@@ -39,7 +39,7 @@ def measured(merged: loading.Merged, backend: str) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.update_durations",
+        prog="python -m etsuite.tools.upkeep.update_durations",
         description="Record a backend's test durations from its reports, for --shard.")
     parser.add_argument("--backend", required=True)
     parser.add_argument("reports", nargs="*", metavar="REPORT",

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.shard_balance REPORT... [--unsharded REPORT...]`: how well a
+"""`python -m etsuite.tools.bench.shard_balance REPORT... [--unsharded REPORT...]`: how well a
 sharded run was balanced, and whether it found what an unsharded run found.
 
 Per shard: the seconds its plan predicted (recorded by the harness in the report's
@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from etsuite.tools import loading
-from etsuite.tools.formatting import seconds, table
-from etsuite.tools.sharded_runs import ShardedRun, sharded_runs
+from etsuite.tools.report import loading
+from etsuite.tools.report.formatting import seconds, table
+from etsuite.tools.report.sharded_runs import ShardedRun, sharded_runs
 
 
 def _ratio(values: list[float]) -> str:
@@ -64,7 +64,7 @@ def differences(sharded: loading.Merged, unsharded: loading.Merged) -> list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.shard_balance",
+    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.bench.shard_balance",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("inputs", nargs="+", metavar="REPORT",
                         help="the shards' reports (files, globs, folders)")

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.same_statuses BEFORE AFTER`: whether two runs of the same
+"""`python -m etsuite.tools.report.same_statuses BEFORE AFTER`: whether two runs of the same
 selection gave every test and every subtest the same status. A refactoring that must
 not change a verdict (issue 39's rooms, say) is checked with it: run the selection at one
 seed before and after, then compare. BEFORE and AFTER are each any number of reports,
@@ -16,7 +16,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 
-from etsuite.tools import loading
+from etsuite.tools.report import loading
 
 
 @dataclass

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools.formatting import plural, shorten
-from etsuite.tools.loading import Merged
-from etsuite.tools.tally import FlowRow
+from etsuite.tools.report.formatting import plural, shorten
+from etsuite.tools.report.loading import Merged
+from etsuite.tools.report.tally import FlowRow
 
 SHORT_NOTE = 150        # characters of the page's one-line note
 NOT_RUN_REASONS = 3     # distinct lowered_not_run reasons named per backend

@@ -40,7 +40,7 @@ from etsuite.backends.harness.contract.report import (
 )
 from etsuite.backends.harness.contract.shapes import INTEGER, ListOf, Maybe, ShapeError, check
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import classify
+from etsuite.tools.report import classify
 
 STREAM_SUFFIX = cs.STREAM_SUFFIX
 UNEXPECTED_PASS = "passed, but it is marked xfail"

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.drift_spread A B`: how far each metric moves between two runs
+"""`python -m etsuite.tools.bench.drift_spread A B`: how far each metric moves between two runs
 of the same selection at the same seed, where nothing changed but the machine's noise.
 
 The floors in `drift.py` are set from these figures (docs/explanation/metric-drift.md);
@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from etsuite.tools import loading
-from etsuite.tools.drift import METRICS, bucket_of, factor_of
-from etsuite.tools.formatting import table
+from etsuite.tools.report import loading
+from etsuite.tools.report.drift import METRICS, bucket_of, factor_of
+from etsuite.tools.report.formatting import table
 
 
 def spread_rows(first: loading.Merged, second: loading.Merged) -> list[list]:
@@ -36,7 +36,7 @@ def spread_rows(first: loading.Merged, second: loading.Merged) -> list[list]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.drift_spread",
+    parser = argparse.ArgumentParser(prog="python -m etsuite.tools.bench.drift_spread",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("first", help="a report of the selection")
     parser.add_argument("second", help="a report of the same selection run again")

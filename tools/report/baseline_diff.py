@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from etsuite.tools import classify
-from etsuite.tools.drift import Drift, compare_metrics, lost_delegation, lost_delegation_status
-from etsuite.tools.loading import Merged, TestResult
+from etsuite.tools.report import classify
+from etsuite.tools.report.drift import Drift, compare_metrics, lost_delegation, lost_delegation_status
+from etsuite.tools.report.loading import Merged, TestResult
 
 
 @dataclass

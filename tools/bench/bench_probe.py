@@ -1,4 +1,4 @@
-"""A pytest plugin the benchmark loads into both harnesses (`-p etsuite.tools.bench_probe`):
+"""A pytest plugin the benchmark loads into both harnesses (`-p etsuite.tools.bench.bench_probe`):
 it samples each pytest process's memory after every test and writes one JSON file per
 process into $ETSUITE_BENCH_PROBE_DIR, so peak memory per worker can be compared and its
 growth over a long run seen. It changes nothing about how tests run."""

@@ -17,8 +17,8 @@ from etsuite.backends.harness.contract.costs import SHARE_LIMIT, delegated_share
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.tools import tally
-from etsuite.tools.loading import Merged, TestResult
+from etsuite.tools.report import tally
+from etsuite.tools.report.loading import Merged, TestResult
 
 PORTABLE = "portable"   # the flow every other flow's time per call is compared with
 

@@ -1,4 +1,4 @@
-"""`python -m etsuite.tools.page_scale`: how the report tools cope with a `make test-all`-sized
+"""`python -m etsuite.tools.bench.page_scale`: how the report tools cope with a `make test-all`-sized
 merge (about 35 flows x 1,126 tests, 40,000 tests a night in a CI maintainer's merge job).
 
 It writes a synthetic merge made of real reports: each input report is copied with its tests
@@ -144,7 +144,7 @@ class Figures:
 def measure(folder: Path, browser: bool = True) -> Figures:
     """Time the summary CLI on `folder` (markdown, then page, then both in one command),
     and open the page."""
-    from etsuite.tools import summary
+    from etsuite.tools.report import summary
 
     markdown_file, page_file = folder / "out" / "summary.md", folder / "out" / "index.html"
     inputs = sorted(str(p) for p in folder.glob("*.json"))
@@ -172,7 +172,7 @@ def measure(folder: Path, browser: bool = True) -> Figures:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.page_scale",
+        prog="python -m etsuite.tools.bench.page_scale",
         description="Build a make-test-all-sized merge from real reports (tests repeated "
                     "under renamed node ids) and print the summary's time, the page's size "
                     "and its time to usable in headless Chromium.")

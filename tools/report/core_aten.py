@@ -10,7 +10,7 @@ core ops differently (a view becomes its `_copy` variant, `_to_copy` becomes
 `backends/suite/core_aten.toml` holds, under `[explained]`, every core overload no
 operator test covers with the reason, and under `[covered]` a snapshot of the operator
 tests that cover each of the others, regenerated from a portable run's report by
-`make core-aten` (`python -m etsuite.tools.core_aten REPORT`). `test/test_core_aten.py`
+`make core-aten` (`python -m etsuite.tools.report.core_aten REPORT`). `test/test_core_aten.py`
 checks the file against the installed torch.
 """
 
@@ -23,7 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DATA_FILE = Path(__file__).resolve().parent.parent / "backends" / "suite" / "core_aten.toml"
+DATA_FILE = Path(__file__).resolve().parents[2] / "backends" / "suite" / "core_aten.toml"
 # The suites whose cases each test one op (the hand-written operator tests and the
 # generated OpInfo samples): what "covered" counts; other suites' cases are models.
 OPERATOR_SUITES = frozenset({"operators", "generated"})
@@ -170,10 +170,10 @@ def regenerate(old: CoreAtenFile, covered: dict[str, list[str]], core: frozenset
 
 def main(argv: list[str] | None = None) -> int:
     from etsuite.tools.files import write_atomically
-    from etsuite.tools.loading import expand_inputs, load_all
+    from etsuite.tools.report.loading import expand_inputs, load_all
 
     parser = argparse.ArgumentParser(
-        prog="python -m etsuite.tools.core_aten",
+        prog="python -m etsuite.tools.report.core_aten",
         description="Rewrite the core ATen snapshot from a run's reports (portable).")
     parser.add_argument("reports", nargs="+", help="JSON reports or folders")
     parser.add_argument("--data", type=Path, default=DATA_FILE, help=f"default: {DATA_FILE}")
