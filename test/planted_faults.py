@@ -12,6 +12,9 @@ the quantized verdicts (case/fidelity.py). A pytest plugin: `-p planted_faults` 
 - `graph:swap:A:B`       the same pass computes ATen op B wherever the copy has op A
   (`graph:swap:tanh:sigmoid`: every `aten.tanh.default` becomes `aten.sigmoid.default`),
   the node keeping its name and metadata, as a pass that rewrites an op in place would;
+- `graph:swap_bare:A:B`  the same, and the copy's ops get names of their own and lose
+  their provenance, stack traces and module paths (`from_node`, `stack_trace`,
+  `nn_module_stack`), as a pass that rebuilds the graph without its metadata would;
 - `runtime:zero_point:K` `executorch.runtime.Method.execute` moves every float output by K
   steps of its grid (the smallest gap between its distinct values);
 - `runtime:multiplier:G` the same scales every float output by G;
@@ -54,16 +57,30 @@ def _tensor_of(exported, node):
     return table, key
 
 
-def swapped_copy(exported, old: str, new: str):
+# What a node's metadata says of where it came from.
+PROVENANCE = ("from_node", "stack_trace", "nn_module_stack", "source_fn_stack")
+
+
+def swapped_copy(exported, old: str, new: str, bare: bool = False):
     """A deep copy of `exported` computing `aten.<new>.default` wherever it had
-    `aten.<old>.default` (the copy's nodes keep their names, provenance and source)."""
+    `aten.<old>.default`: the copy's nodes keep their names, and their provenance and
+    source unless `bare`."""
     import torch
 
     program = copy.deepcopy(exported)
     was, becomes = getattr(torch.ops.aten, old).default, getattr(torch.ops.aten, new).default
+    outputs = {spec.arg.name: spec.arg for spec in program.graph_signature.output_specs
+               if hasattr(spec.arg, "name")}
     for node in program.graph.nodes:
         if node.op == "call_function" and node.target is was:
             node.target = becomes
+        if node.op == "call_function" and bare:
+            for key in PROVENANCE:
+                node.meta.pop(key, None)
+            name = node.name
+            node._rename(f"rebuilt_{name}")
+            if name in outputs:  # the signature names the program's outputs
+                outputs[name].name = node.name
     program.graph_module.recompile()
     return program
 
@@ -127,11 +144,11 @@ def planted_outputs(outputs: list, kind: str, amount: float) -> list:
 
 def _install(plant: str) -> None:
     layer, kind, *rest = plant.split(":")
-    if layer == "graph" and kind == "swap":
+    if layer == "graph" and kind in ("swap", "swap_bare"):
         old, new = rest
 
         def fault(program):
-            return swapped_copy(program, old, new)
+            return swapped_copy(program, old, new, bare=kind == "swap_bare")
     else:
         amount = float(rest[0]) if rest else 0.0
 

@@ -72,3 +72,26 @@ def test_without_the_plant_the_mlp_passes(run_planted):
     run = run_planted("", "--flow", "portable")
     (record,) = run.records("test_mlp[portable]")
     assert record["status"] == "pass" and record["localization"] is None, record
+
+
+@pytest.mark.parametrize("flow", ["portable", "xnnpack"])
+def test_when_the_intermediates_cannot_reach_the_tanh_bisection_does(run_planted, flow):
+    """The copy's ops get names of their own and lose their provenance and source
+    (graph:swap_bare): no runtime op maps to an exported node, and nothing compared is no
+    verdict ("could not compare"): bisection over prefixes of the graph comes next, and
+    names the tanh."""
+    run = run_planted("graph:swap_bare:tanh:sigmoid", "--flow", flow)
+    records = run.records(f"test_mlp[{flow}]")
+    assert len(records) == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    record = records[0]
+    assert record["status"] == "fail_mismatch", record
+    found = record["localization"]
+    (tried,) = found["tried"]
+    assert tried["method"] == "intermediates" and tried["localized"] is False, tried
+    assert tried["reason"].startswith("could not compare: no runtime intermediate was "
+                                      "matched"), tried
+    assert tried["compared"] == 0 and tried["matches"] == {}, tried
+    assert found["method"] == "bisection over graph prefixes", found
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default"), found
+    assert found["source"] == f"test_cases.py:{TANH_LINE}", found

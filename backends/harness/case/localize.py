@@ -165,7 +165,9 @@ class ExportedIndex:
 
     @classmethod
     def of(cls, exported) -> "ExportedIndex":
-        names, provenance, sources = set(), set(), {}
+        names: set = set()
+        provenance: set = set()
+        sources: dict = {}
         for node in exported.graph.nodes:
             if node.op != "call_function":
                 continue
@@ -486,6 +488,18 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
             if judged["matched"]:
                 continue
             found = judged["found"]
+            unseen = _uncompared_before(target.exported, judged, covered)
+            if unseen:
+                # The first node compared off the rule is not the first off it when a node
+                # it depends on was never compared (its runtime op not matched).
+                shown = ", ".join(unseen[:NAMED]) + (", ..." if len(unseen) > NAMED else "")
+                first = found.get("node") or (found.get("boundary") or {}).get("first")
+                return {**could_not_compare(
+                    f"the first node compared off the rule, {first}, depends on "
+                    f"{len(unseen)} computing nodes that were not compared ({shown})",
+                    started, compared), "matches": matches, "uncovered": len(unseen),
+                    "first_off_the_rule": {k: found.get(k) for k in
+                                           ("node", "target", "source", "delegate")}}
             if repro is not None and found.get("node"):
                 clock.check("the minimal repro")
                 found["repro"] = _repro(repro, nodes[found["node"]], eager, started + budget)
@@ -548,17 +562,36 @@ def could_not_compare(why: str, started: float, compared: int = 0,
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
 
 
-def output_ancestors(exported) -> list[str]:
-    """The exported program's computing nodes the user outputs depend on, in graph order:
-    call_function nodes with a tensor value, other than quantize/dequantize, getitem and
-    the ops on constants only (a weight's reshape)."""
+def _uncompared_before(exported, judged: dict, covered: set) -> list[str]:
+    """The computing nodes the value just found off the rule depends on that no compared
+    intermediate covered (nodes inside its own delegate call count as covered)."""
+    nodes = [n for n in exported.graph.nodes if n.name in set(judged["nodes"])]
+    before = output_ancestors(exported, nodes)
+    return [name for name in before if name not in covered]
+
+
+# Ops whose output is their input's value, which a lowering may drop without a runtime op
+# of their own: never "not compared".
+IDENTITIES = frozenset({"aten.clone.default", "aten.alias.default", "aten.detach.default",
+                        "aten.dropout.default", "aten.contiguous.default",
+                        "aten.lift_fresh_copy.default"})
+
+
+def output_ancestors(exported, ends: list | None = None) -> list[str]:
+    """The exported program's computing nodes the user outputs (or the nodes `ends`,
+    themselves left out) depend on, in graph order: call_function nodes with a tensor
+    value, other than quantize/dequantize, getitem, identities and the ops on constants
+    only (a weight's reshape)."""
     import operator
 
-    signature = exported.graph_signature
-    user = {spec.arg.name for spec in signature.output_specs
-            if spec.kind.name == "USER_OUTPUT" and hasattr(spec.arg, "name")}
-    output = next(n for n in exported.graph.nodes if n.op == "output")
-    stack = [n for n in output.all_input_nodes if n.name in user]
+    if ends is None:
+        signature = exported.graph_signature
+        user = {spec.arg.name for spec in signature.output_specs
+                if spec.kind.name == "USER_OUTPUT" and hasattr(spec.arg, "name")}
+        output = next(n for n in exported.graph.nodes if n.op == "output")
+        stack = [n for n in output.all_input_nodes if n.name in user]
+    else:
+        stack = [n for end in ends for n in end.all_input_nodes]
     seen: set = set()
     while stack:
         node = stack.pop()
@@ -569,6 +602,7 @@ def output_ancestors(exported) -> list[str]:
     constants = _constant_nodes(exported)
     return [n.name for n in exported.graph.nodes if n in seen and n.op == "call_function"
             and n.target is not operator.getitem and not _is_qdq(n) and n not in constants
+            and str(n.target) not in IDENTITIES
             and any(isinstance(v, torch.Tensor) for v in flatten_tensors(n.meta.get("val")))]
 
 
