@@ -4,9 +4,17 @@ The program runs once more on this host's ExecuTorch runtime with ETDump interme
 outputs on; the exported program from before lowering runs eagerly on the same inputs,
 recording every node's output. ExecuTorch's Inspector reads the ETDump; each runtime op
 is mapped to the exported program's node it came from by its debug handle (handle ->
-edge node -> the `from_node` provenance back to the exported graph), and judged by the
-flow's rule for its dtype (`compare_outputs`). The reference is the program before any
-lowering pass, so a pass that broke the graph is blamed, not agreed with.
+edge node of the program the pipeline lowered -> exported node, by stable identity: the
+names along the edge node's `from_node` provenance chain, or its source line and module
+path; never by object ids, which a copy of the program between export and lowering
+changes), and judged by the flow's rule for its dtype (`compare_outputs`). The reference
+is the program before any lowering pass, so a pass that broke the graph is blamed, not
+agreed with.
+
+No verdict from nothing: when no runtime op could be matched, when the first node off the
+rule depends on a node never compared, or when the compared nodes, all within the rule, do
+not cover every computing node the outputs depend on, the answer is "could not compare:
+..." (`could_not_compare`), and the caller goes on to the next method (bisection).
 
 A delegate is one opaque row. When a delegate call is the first to leave the rule, the
 program is lowered again with the partitioner's choice split one node per delegate call
