@@ -12,9 +12,11 @@ the quantized verdicts (case/fidelity.py). A pytest plugin: `-p planted_faults` 
 - `graph:swap:A:B`       the same pass computes ATen op B wherever the copy has op A
   (`graph:swap:tanh:sigmoid`: every `aten.tanh.default` becomes `aten.sigmoid.default`),
   the node keeping its name and metadata, as a pass that rewrites an op in place would;
-- `graph:swap_bare:A:B`  the same, and the copy's ops get names of their own and lose
-  their provenance, stack traces and module paths (`from_node`, `stack_trace`,
-  `nn_module_stack`), as a pass that rebuilds the graph without its metadata would;
+- `graph:swap_renamed:A:B`  the same, and the copy's ops get names of their own and lose
+  their provenance (`from_node`), as a pass that rebuilds the graph keeping only its
+  source metadata (stack traces, module paths) would;
+- `graph:swap_bare:A:B`  the same, the stack traces and module paths lost too
+  (`stack_trace`, `nn_module_stack`): a graph rebuilt without its metadata;
 - `runtime:zero_point:K` `executorch.runtime.Method.execute` moves every float output by K
   steps of its grid (the smallest gap between its distinct values);
 - `runtime:multiplier:G` the same scales every float output by G;
@@ -57,14 +59,15 @@ def _tensor_of(exported, node):
     return table, key
 
 
-# What a node's metadata says of where it came from.
-PROVENANCE = ("from_node", "stack_trace", "nn_module_stack", "source_fn_stack")
+# What a node's metadata says of where it came from: its provenance, its source.
+PROVENANCE = ("from_node",)
+SOURCE = ("stack_trace", "nn_module_stack", "source_fn_stack")
 
 
-def swapped_copy(exported, old: str, new: str, bare: bool = False):
+def swapped_copy(exported, old: str, new: str, kind: str = "swap"):
     """A deep copy of `exported` computing `aten.<new>.default` wherever it had
-    `aten.<old>.default`: the copy's nodes keep their names, and their provenance and
-    source unless `bare`."""
+    `aten.<old>.default`; `kind` `swap_renamed` and `swap_bare` also rename its nodes and
+    drop their provenance, `swap_bare` their source too."""
     import torch
 
     program = copy.deepcopy(exported)
@@ -74,8 +77,8 @@ def swapped_copy(exported, old: str, new: str, bare: bool = False):
     for node in program.graph.nodes:
         if node.op == "call_function" and node.target is was:
             node.target = becomes
-        if node.op == "call_function" and bare:
-            for key in PROVENANCE:
+        if node.op == "call_function" and kind != "swap":
+            for key in (*PROVENANCE, *(SOURCE if kind == "swap_bare" else ())):
                 node.meta.pop(key, None)
             name = node.name
             node._rename(f"rebuilt_{name}")
@@ -144,11 +147,11 @@ def planted_outputs(outputs: list, kind: str, amount: float) -> list:
 
 def _install(plant: str) -> None:
     layer, kind, *rest = plant.split(":")
-    if layer == "graph" and kind in ("swap", "swap_bare"):
+    if layer == "graph" and kind in ("swap", "swap_renamed", "swap_bare"):
         old, new = rest
 
         def fault(program):
-            return swapped_copy(program, old, new, bare=kind == "swap_bare")
+            return swapped_copy(program, old, new, kind)
     else:
         amount = float(rest[0]) if rest else 0.0
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import operator
 import os
 import re
 import select
@@ -77,6 +78,7 @@ class DelegateCall:
     handles: frozenset
     output_handles: list
     computing: list = field(default_factory=list)  # the exported ops it computes (no q/dq)
+    returning: dict = field(default_factory=dict)   # output handle -> the inner node returned
 
 
 @dataclass
@@ -109,6 +111,16 @@ class Lineage:
                 call.computing = _computing(inner, index)
                 lineage.delegates.append(call)
                 lineage._add(inner, index)
+        for call in lineage.delegates:  # an output no name reached: the node it returns
+            for handle, node in call.returning.items():
+                if handle in lineage.nodes_of_handle or not isinstance(node, torch.fx.Node):
+                    continue
+                names = index.by_name(node)
+                how = "name" if names else "source"
+                names = names or index.by_source(node)
+                if names:
+                    lineage.nodes_of_handle[handle] = names
+                    lineage.how_of_handle[handle] = how
         return lineage
 
     def _add(self, module, index: "ExportedIndex") -> None:
@@ -125,11 +137,14 @@ class Lineage:
             known = self.nodes_of_handle.setdefault(handle, [])
             known += [name for name in names if name not in known]
             self.how_of_handle[handle] = "name"
-        # the last resort, for a handle none of whose nodes is matched by name
+        # the last resort, for a handle none of whose nodes is matched by name (a getitem's
+        # source is whatever the lowering copied into it: a delegate's output is matched
+        # through the node the delegate returns, in `of`)
         for handle, nodes in unmatched.items():
             if handle in self.nodes_of_handle:
                 continue
-            names = [name for node in nodes for name in index.by_source(node)]
+            names = [name for node in nodes if node.target is not operator.getitem
+                     for name in index.by_source(node)]
             if names:
                 self.nodes_of_handle[handle] = list(dict.fromkeys(names))
                 self.how_of_handle[handle] = "source"
@@ -226,7 +241,6 @@ def _op_name(node) -> str:
 def _computing(module, index: "ExportedIndex") -> list[str]:
     """The exported nodes a delegate's graph computes: the provenance of its ops other than
     quantize, dequantize and getitem (whose handles a neighbour's op may share)."""
-    import operator
 
     found: list[str] = []
     for node in module.graph.nodes:
@@ -245,7 +259,23 @@ def _delegate_call(module, node) -> tuple[DelegateCall, object]:
                         if isinstance(n.meta.get("debug_handle"), int))
     outputs = sorted((user.args[1], user.meta.get("debug_handle")) for user in node.users
                      if getattr(user.target, "__name__", "") == "getitem")
-    return DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs]), inner
+    call = DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs])
+    returned = _user_outputs(lowered.original_module)
+    call.returning = {handle: returned[index] for index, handle in outputs
+                      if isinstance(index, int) and index < len(returned)}
+    return call, inner
+
+
+def _user_outputs(program) -> list:
+    """The nodes a program returns as its user outputs, in order (a getitem: the node it
+    reads)."""
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    values = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) \
+        else [output.args[0]]
+    kinds = [spec.kind.name for spec in program.graph_signature.output_specs]
+    found = [v for v, kind in zip(values, kinds, strict=False) if kind == "USER_OUTPUT"]
+    return [v.args[0] if isinstance(v, torch.fx.Node) and v.target is operator.getitem
+            else v for v in found]
 
 
 @dataclass
@@ -281,8 +311,6 @@ def one_node_per_partition(inner):
     quantize with the op it follows (a quantized pattern stays whole), a tagged constant
     with the first node that uses it.
     (Made on first use: executorch is imported only once a program is lowered.)"""
-    import operator
-
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
 
     class OneNodePerPartition(Partitioner):
@@ -590,8 +618,6 @@ def output_ancestors(exported, ends: list | None = None) -> list[str]:
     themselves left out) depend on, in graph order: call_function nodes with a tensor
     value, other than quantize/dequantize, getitem, identities and the ops on constants
     only (a weight's reshape)."""
-    import operator
-
     if ends is None:
         signature = exported.graph_signature
         user = {spec.arg.name for spec in signature.output_specs
