@@ -65,9 +65,10 @@ def test_a_swap_in_a_copied_program_is_localized_to_the_tanh(run_planted, flow, 
     assert found["matched_by"] == how, found
     assert list(found["matches"]) == [how] and "tanh" in found["matches"][how], found
     assert found["compared"] >= 2, found  # something before it was compared, and agreed
-    if flow == "xnnpack":
+    if flow == "xnnpack":  # one delegate call, then lowered again one node per call
         assert found["delegate"] == "XnnpackBackend"
         assert found["method"] == "intermediates, one node per delegate call"
+    assert found["lowerings"] == (2 if flow == "xnnpack" else 1), found
 
 
 def test_without_the_plant_the_mlp_passes(run_planted):
@@ -97,3 +98,4 @@ def test_when_the_intermediates_cannot_reach_the_tanh_bisection_does(run_planted
     assert found["localized"] is True, found
     assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default"), found
     assert found["source"] == f"test_cases.py:{TANH_LINE}", found
+    assert found["lowerings"] == 1 + found["attempts"], found

@@ -467,10 +467,12 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
     found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
             or boundary.get("nodes", 0) <= 1:
         return found
+    found["lowerings"] = 2
     try:
         inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
                          repro, earlier)
@@ -485,9 +487,12 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
         found["inside"] = f"{verdict} inside ({SPLIT}): {rest}"
         found["seconds"] = round(time.monotonic() - started, 3)
         return found
+    matches = {how: list(names) for how, names in found.get("matches", {}).items()}
+    for how, names in inner.get("matches", {}).items():
+        matches[how] = [*matches.get(how, []), *(n for n in names if n not in matches.get(how, []))]
     inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
-                 compared=found["compared"] + inner["compared"],
-                 seconds=round(time.monotonic() - started, 3))
+                 compared=found["compared"] + inner["compared"], matches=matches,
+                 lowerings=2, seconds=round(time.monotonic() - started, 3))
     return inner
 
 

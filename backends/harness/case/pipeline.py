@@ -527,6 +527,7 @@ class OneCall(_SingleMethod):
         # method, bisection over prefixes of the graph, within what is left of the budget.
         then = self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, left, "compare")
         then["tried"] = [first]
+        then["lowerings"] = first.get("lowerings", 0) + then.get("attempts", 0)
         then["seconds"] = round(time.monotonic() - started, 3)
         return then
 
