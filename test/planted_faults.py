@@ -9,6 +9,14 @@ the quantized verdicts (case/fidelity.py). A pytest plugin: `-p planted_faults` 
   requantization multiplier off by G);
 - `graph:rounding`       the same pass adds half an output step to its bias (a
   requantization that truncates where it should round);
+- `graph:swap:A:B`       the same pass computes ATen op B wherever the copy has op A
+  (`graph:swap:tanh:sigmoid`: every `aten.tanh.default` becomes `aten.sigmoid.default`),
+  the node keeping its name and metadata, as a pass that rewrites an op in place would;
+- `graph:swap_renamed:A:B`  the same, and the copy's ops get names of their own and lose
+  their provenance (`from_node`), as a pass that rebuilds the graph keeping only its
+  source metadata (stack traces, module paths) would;
+- `graph:swap_bare:A:B`  the same, the stack traces and module paths lost too
+  (`stack_trace`, `nn_module_stack`): a graph rebuilt without its metadata;
 - `runtime:zero_point:K` `executorch.runtime.Method.execute` moves every float output by K
   steps of its grid (the smallest gap between its distinct values);
 - `runtime:multiplier:G` the same scales every float output by G;
@@ -49,6 +57,35 @@ def _tensor_of(exported, node):
            or signature.inputs_to_lifted_tensor_constants.get(node.name))
     table = exported.state_dict if key in exported.state_dict else exported.constants
     return table, key
+
+
+# What a node's metadata says of where it came from: its provenance, its source.
+PROVENANCE = ("from_node",)
+SOURCE = ("stack_trace", "nn_module_stack", "source_fn_stack")
+
+
+def swapped_copy(exported, old: str, new: str, kind: str = "swap"):
+    """A deep copy of `exported` computing `aten.<new>.default` wherever it had
+    `aten.<old>.default`; `kind` `swap_renamed` and `swap_bare` also rename its nodes and
+    drop their provenance, `swap_bare` their source too."""
+    import torch
+
+    program = copy.deepcopy(exported)
+    was, becomes = getattr(torch.ops.aten, old).default, getattr(torch.ops.aten, new).default
+    outputs = {spec.arg.name: spec.arg for spec in program.graph_signature.output_specs
+               if hasattr(spec.arg, "name")}
+    for node in program.graph.nodes:
+        if node.op == "call_function" and node.target is was:
+            node.target = becomes
+        if node.op == "call_function" and kind != "swap":
+            for key in (*PROVENANCE, *(SOURCE if kind == "swap_bare" else ())):
+                node.meta.pop(key, None)
+            name = node.name
+            node._rename(f"rebuilt_{name}")
+            if name in outputs:  # the signature names the program's outputs
+                outputs[name].name = node.name
+    program.graph_module.recompile()
+    return program
 
 
 def planted_copy(exported, kind: str, amount: float):
@@ -110,7 +147,16 @@ def planted_outputs(outputs: list, kind: str, amount: float) -> list:
 
 def _install(plant: str) -> None:
     layer, kind, *rest = plant.split(":")
-    amount = float(rest[0]) if rest else 0.0
+    if layer == "graph" and kind in ("swap", "swap_renamed", "swap_bare"):
+        old, new = rest
+
+        def fault(program):
+            return swapped_copy(program, old, new, kind)
+    else:
+        amount = float(rest[0]) if rest else 0.0
+
+        def fault(program):
+            return planted_copy(program, kind, amount)
     if layer == "graph":
         import executorch.exir as exir
 
@@ -118,9 +164,9 @@ def _install(plant: str) -> None:
 
         def lowering_with_fault(programs, *args, **kwargs):
             if isinstance(programs, dict):
-                programs = {k: planted_copy(p, kind, amount) for k, p in programs.items()}
+                programs = {k: fault(p) for k, p in programs.items()}
             else:
-                programs = planted_copy(programs, kind, amount)
+                programs = fault(programs)
             return real(programs, *args, **kwargs)
 
         exir.to_edge_transform_and_lower = lowering_with_fault

@@ -4,9 +4,17 @@ The program runs once more on this host's ExecuTorch runtime with ETDump interme
 outputs on; the exported program from before lowering runs eagerly on the same inputs,
 recording every node's output. ExecuTorch's Inspector reads the ETDump; each runtime op
 is mapped to the exported program's node it came from by its debug handle (handle ->
-edge node -> the `from_node` provenance back to the exported graph), and judged by the
-flow's rule for its dtype (`compare_outputs`). The reference is the program before any
-lowering pass, so a pass that broke the graph is blamed, not agreed with.
+edge node of the program the pipeline lowered -> exported node, by stable identity: the
+names along the edge node's `from_node` provenance chain, or its source line and module
+path; never by object ids, which a copy of the program between export and lowering
+changes), and judged by the flow's rule for its dtype (`compare_outputs`). The reference
+is the program before any lowering pass, so a pass that broke the graph is blamed, not
+agreed with.
+
+No verdict from nothing: when no runtime op could be matched, when the first node off the
+rule depends on a node never compared, or when the compared nodes, all within the rule, do
+not cover every computing node the outputs depend on, the answer is "could not compare:
+..." (`could_not_compare`), and the caller goes on to the next method (bisection).
 
 A delegate is one opaque row. When a delegate call is the first to leave the rule, the
 program is lowered again with the partitioner's choice split one node per delegate call
@@ -24,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import operator
 import os
 import re
 import select
@@ -69,42 +78,82 @@ class DelegateCall:
     handles: frozenset
     output_handles: list
     computing: list = field(default_factory=list)  # the exported ops it computes (no q/dq)
+    returning: dict = field(default_factory=dict)   # output handle -> the inner node returned
 
 
 @dataclass
 class Lineage:
     """What `to_executorch` loses, taken from the edge program before it runs (it rewrites
     the edge graph in place and renumbers its handles): the exported nodes each debug handle
-    came from, and the delegate calls."""
+    came from, how each was matched, and the delegate calls.
+
+    An edge node is matched to the exported node it came from by stable identity, never by
+    object identity (a program copied between export and lowering has another graph):
+    "name", its `from_node` provenance chain reaches a node of the exported node's name
+    with that node's own provenance below it; else "source", the one exported node of its
+    source line and module path (of those, of its op when several share them)."""
 
     nodes_of_handle: dict = field(default_factory=dict)   # handle -> [exported node names]
+    how_of_handle: dict = field(default_factory=dict)     # handle -> "name" or "source"
     delegates: list = field(default_factory=list)          # [DelegateCall]
+    edge_ops: int = 0                                      # edge ops with a debug handle
 
     @classmethod
     def of(cls, edge_program, exported) -> "Lineage":
-        graph_id = id(exported.graph)
-        names = {n.name for n in exported.graph.nodes}
+        index = ExportedIndex.of(exported)
         lineage = cls()
         module = edge_program.graph_module
-        lineage._add(module, graph_id, names)
+        lineage._add(module, index)
         for node in module.graph.nodes:
             if node.op == "call_function" \
                     and getattr(node.target, "__name__", "") == "executorch_call_delegate":
                 call, inner = _delegate_call(module, node)
-                call.computing = _computing(inner, graph_id, names)
+                call.computing = _computing(inner, index)
                 lineage.delegates.append(call)
-                lineage._add(inner, graph_id, names)
+                lineage._add(inner, index)
+        for call in lineage.delegates:  # an output no name reached: the node it returns
+            for handle, node in call.returning.items():
+                if handle in lineage.nodes_of_handle or not isinstance(node, torch.fx.Node):
+                    continue
+                names = index.by_name(node)
+                how = "name" if names else "source"
+                names = names or index.by_source(node)
+                if names:
+                    lineage.nodes_of_handle[handle] = names
+                    lineage.how_of_handle[handle] = how
         return lineage
 
-    def _add(self, module, graph_id: int, names: set) -> None:
+    def _add(self, module, index: "ExportedIndex") -> None:
+        unmatched: dict = {}
         for node in module.graph.nodes:
             handle = node.meta.get("debug_handle")
             if node.op != "call_function" or not isinstance(handle, int):
                 continue
-            for name in _exported_ancestors(node, graph_id, names):
-                known = self.nodes_of_handle.setdefault(handle, [])
-                if name not in known:
-                    known.append(name)
+            self.edge_ops += 1
+            names = index.by_name(node)
+            if not names:
+                unmatched.setdefault(handle, []).append(node)
+                continue
+            known = self.nodes_of_handle.setdefault(handle, [])
+            known += [name for name in names if name not in known]
+            self.how_of_handle[handle] = "name"
+        # the last resort, for a handle none of whose nodes is matched by name (a getitem's
+        # source is whatever the lowering copied into it: a delegate's output is matched
+        # through the node the delegate returns, in `of`)
+        for handle, nodes in unmatched.items():
+            if handle in self.nodes_of_handle:
+                continue
+            names = [name for node in nodes if node.target is not operator.getitem
+                     for name in index.by_source(node)]
+            if names:
+                self.nodes_of_handle[handle] = list(dict.fromkeys(names))
+                self.how_of_handle[handle] = "source"
+
+    def how(self, handles, names) -> str:
+        """How the exported nodes `names` of an op with these handles were matched."""
+        found = {self.how_of_handle.get(h) for h in handles
+                 if set(names) & set(self.nodes_of_handle.get(h, ()))}
+        return "name" if found <= {"name"} else "source"
 
     def delegated(self, handles: tuple) -> bool:
         """Whether an op's handles are taken by a delegate (an op outside it that shares a
@@ -112,29 +161,93 @@ class Lineage:
         return any(not call.handles.isdisjoint(handles) for call in self.delegates)
 
 
-def _exported_ancestors(node, graph_id: int, names: set) -> list[str]:
-    """The nodes of the exported graph `node` was made from (its `from_node` provenance,
-    followed to the root)."""
+def _chain(source) -> list:
+    """A `from_node` entry and the entries it came from, nearest first."""
     found = []
-    for source in node.meta.get("from_node") or []:
-        while source is not None:
-            if source.graph_id == graph_id and source.name in names:
-                found.append(source.name)
-                break
-            source = source.from_node[-1] if source.from_node else None
+    while source is not None:
+        found.append(source)
+        source = source.from_node[-1] if source.from_node else None
     return found
 
 
-def _computing(module, graph_id: int, names: set) -> list[str]:
+def _step(source) -> tuple:
+    """One provenance step as it survives a copy of its graph: the node's name and the
+    pass that made the next one (a graph's id is an object's, and changes with a copy)."""
+    return (source.name, getattr(source, "pass_name", None))
+
+
+@dataclass
+class ExportedIndex:
+    """The exported program's computing nodes by what identifies them across a copy: name
+    and own provenance (`from_node` chains, by names and pass names), and source line with
+    module path."""
+
+    names: set
+    provenance: set        # {(name, (step, ...))}: a node's name above its own chain
+    sources: dict          # (file:line, module path) -> [nodes]
+
+    @classmethod
+    def of(cls, exported) -> "ExportedIndex":
+        names: set = set()
+        provenance: set = set()
+        sources: dict = {}
+        for node in exported.graph.nodes:
+            if node.op != "call_function":
+                continue
+            names.add(node.name)
+            chains = [tuple(_step(s) for s in _chain(entry))
+                      for entry in node.meta.get("from_node") or []] or [()]
+            provenance.update((node.name, chain) for chain in chains)
+            key = _source_key(node)
+            if key is not None:
+                sources.setdefault(key, []).append(node)
+        return cls(names, provenance, sources)
+
+    def by_name(self, node) -> list[str]:
+        """The exported nodes `node` was made from: along each of its provenance chains, the
+        nearest entry that names an exported node whose own provenance is the rest of it."""
+        found = []
+        for entry in node.meta.get("from_node") or []:
+            chain = _chain(entry)
+            steps = [_step(s) for s in chain]
+            for position, source in enumerate(chain):
+                if source.name in self.names \
+                        and (source.name, tuple(steps[position + 1:])) in self.provenance:
+                    if source.name not in found:
+                        found.append(source.name)
+                    break
+        return found
+
+    def by_source(self, node) -> list[str]:
+        """The exported node of `node`'s source line and module path: the one there, or
+        the one of its op among several; none when that does not single one out."""
+        key = _source_key(node)
+        candidates = self.sources.get(key, []) if key is not None else []
+        if len(candidates) > 1:
+            candidates = [c for c in candidates if _op_name(c) == _op_name(node)]
+        return [candidates[0].name] if len(candidates) == 1 else []
+
+
+def _source_key(node) -> tuple | None:
+    where = source_location(node.meta.get("stack_trace"))
+    return None if where is None else (where, module_path(node.meta.get("nn_module_stack")))
+
+
+def _op_name(node) -> str:
+    """`aten.tanh.default` of an ATen op and of its edge dialect op alike."""
+    return str(getattr(node.target, "_op", node.target))
+
+
+def _computing(module, index: "ExportedIndex") -> list[str]:
     """The exported nodes a delegate's graph computes: the provenance of its ops other than
     quantize, dequantize and getitem (whose handles a neighbour's op may share)."""
-    import operator
 
     found: list[str] = []
     for node in module.graph.nodes:
         if node.op == "call_function" and node.target is not operator.getitem \
                 and _namespace(node) not in UNJUDGED_NAMESPACES:
-            found += [n for n in _exported_ancestors(node, graph_id, names) if n not in found]
+            names = index.by_name(node) or index.by_source(node)
+            found += [n for n in names if n not in found]
     return found
 
 
@@ -146,7 +259,23 @@ def _delegate_call(module, node) -> tuple[DelegateCall, object]:
                         if isinstance(n.meta.get("debug_handle"), int))
     outputs = sorted((user.args[1], user.meta.get("debug_handle")) for user in node.users
                      if getattr(user.target, "__name__", "") == "getitem")
-    return DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs]), inner
+    call = DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs])
+    returned = _user_outputs(lowered.original_module)
+    call.returning = {handle: returned[index] for index, handle in outputs
+                      if isinstance(index, int) and index < len(returned)}
+    return call, inner
+
+
+def _user_outputs(program) -> list:
+    """The nodes a program returns as its user outputs, in order (a getitem: the node it
+    reads)."""
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    values = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) \
+        else [output.args[0]]
+    kinds = [spec.kind.name for spec in program.graph_signature.output_specs]
+    found = [v for v, kind in zip(values, kinds, strict=False) if kind == "USER_OUTPUT"]
+    return [v.args[0] if isinstance(v, torch.fx.Node) and v.target is operator.getitem
+            else v for v in found]
 
 
 @dataclass
@@ -182,8 +311,6 @@ def one_node_per_partition(inner):
     quantize with the op it follows (a quantized pattern stays whole), a tagged constant
     with the first node that uses it.
     (Made on first use: executorch is imported only once a program is lowered.)"""
-    import operator
-
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
 
     class OneNodePerPartition(Partitioner):
@@ -340,10 +467,12 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
     found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
             or boundary.get("nodes", 0) <= 1:
         return found
+    found["lowerings"] = 2
     try:
         inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
                          repro, earlier)
@@ -353,13 +482,17 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     named = inner.get("localized") and inner.get("node") \
         and (inner.get("boundary") or {}).get("nodes") == 1
     if not named:
-        why = inner.get("reason") or "the split program failed elsewhere"
-        found["inside"] = why.replace("not localized: ", f"not localized inside ({SPLIT}): ")
+        why = inner.get("reason") or "not localized: the split program failed elsewhere"
+        verdict, _, rest = why.partition(": ")
+        found["inside"] = f"{verdict} inside ({SPLIT}): {rest}"
         found["seconds"] = round(time.monotonic() - started, 3)
         return found
+    matches = {how: list(names) for how, names in found.get("matches", {}).items()}
+    for how, names in inner.get("matches", {}).items():
+        matches[how] = [*matches.get(how, []), *(n for n in names if n not in matches.get(how, []))]
     inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
-                 compared=found["compared"] + inner["compared"],
-                 seconds=round(time.monotonic() - started, 3))
+                 compared=found["compared"] + inner["compared"], matches=matches,
+                 lowerings=2, seconds=round(time.monotonic() - started, 3))
     return inner
 
 
@@ -371,6 +504,7 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
     `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
     started = time.monotonic()
     compared = 0
+    matches: dict = {}
     try:
         if not isinstance(runtime, ExecuTorchRuntime):
             raise NotLocalized(f"the program ran on {runtime.name}; intermediates are read "
@@ -383,31 +517,132 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
         clock.check("the ETDump run")
         nodes = {n.name: n for n in target.exported.graph.nodes}
         order = {name: index for index, name in enumerate(nodes)}
+        covered: set = set()
         for event in events:
             clock.check(f"{compared} nodes")
             judged = _judge_event(event, target.lineage, nodes, order, eager, rules)
             if judged is None:
                 continue
             compared += 1
+            _note(matches, judged)
+            covered.update(judged["covers"])
             if judged["matched"]:
                 continue
             found = judged["found"]
+            unseen = _uncompared_before(target.exported, judged, covered)
+            if unseen:
+                # The first node compared off the rule is not the first off it when a node
+                # it depends on was never compared (its runtime op not matched).
+                shown = ", ".join(unseen[:NAMED]) + (", ..." if len(unseen) > NAMED else "")
+                first = found.get("node") or (found.get("boundary") or {}).get("first")
+                return {**could_not_compare(
+                    f"the first node compared off the rule, {first}, depends on "
+                    f"{len(unseen)} computing nodes that were not compared ({shown})",
+                    started, compared), "matches": matches, "uncovered": len(unseen),
+                    "first_off_the_rule": {k: found.get(k) for k in
+                                           ("node", "target", "source", "delegate")}}
             if repro is not None and found.get("node"):
                 clock.check("the minimal repro")
                 found["repro"] = _repro(repro, nodes[found["node"]], eager, started + budget)
-            found.update(method=METHOD, localized=True, compared=compared,
+            found.update(method=METHOD, localized=True, compared=compared, matches=matches,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
             return found
-        if _reference(target.exported).startswith("fake-quantized"):
-            raise NotLocalized(QUANTIZATION_ERROR.format(
-                f"all {compared} compared intermediates are within the rule"))
-        raise NotLocalized(f"all {compared} compared intermediates are within the rule")
+        return _nothing_off_the_rule(target, len(events), compared, covered, matches, started)
     except NotLocalized as why:
-        return not_localized(str(why), started, compared)
+        return {**not_localized(str(why), started, compared), "matches": matches}
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
-        return not_localized(text, started, compared)
+        return {**not_localized(text, started, compared), "matches": matches}
+
+
+# How many nodes a reason names, at most.
+NAMED = 5
+
+
+def _note(matches: dict, judged: dict) -> None:
+    """Keep how each compared node was matched: {"name": [nodes], "source": [nodes]}."""
+    known = matches.setdefault(judged["how"], [])
+    known += [name for name in judged["nodes"] if name not in known]
+
+
+def _nothing_off_the_rule(target: Target, events: int, compared: int, covered: set,
+                          matches: dict, started: float) -> dict:
+    """Every compared intermediate within the rule: "not localized" only when they
+    covered every computing node the outputs depend on; otherwise, and when nothing was
+    compared, "could not compare" (the next method is tried: `could_not_compare`)."""
+    needed = output_ancestors(target.exported)
+    missing = [name for name in needed if name not in covered]
+    if compared == 0:
+        why = (f"no runtime intermediate was matched to a node of the exported program "
+               f"({events} logged, {target.lineage.edge_ops} edge ops with a debug handle, "
+               f"matched by name along their provenance or by source line)")
+    elif missing:
+        shown = ", ".join(missing[:NAMED]) + (", ..." if len(missing) > NAMED else "")
+        why = (f"{compared} intermediates compared, all within the rule, but {len(missing)} "
+               f"of the {len(needed)} computing nodes the outputs depend on were not "
+               f"({shown})")
+    else:
+        text = (f"all {compared} compared intermediates are within the rule, covering all "
+                f"{len(needed)} computing nodes the outputs depend on")
+        if _reference(target.exported).startswith("fake-quantized"):
+            text = QUANTIZATION_ERROR.format(text)
+        return {**not_localized(text, started, compared), "matches": matches}
+    return {**could_not_compare(why, started, compared), "matches": matches,
+            "uncovered": len(missing)}
+
+
+COULD_NOT_COMPARE = "could not compare: "
+
+
+def could_not_compare(why: str, started: float, compared: int = 0,
+                      method: str = METHOD) -> dict:
+    """No verdict from nothing: the intermediates did not cover the failure, and the
+    next method may."""
+    return {"method": method, "localized": False, "reason": f"{COULD_NOT_COMPARE}{why}",
+            "compared": compared, "seconds": round(time.monotonic() - started, 3)}
+
+
+def _uncompared_before(exported, judged: dict, covered: set) -> list[str]:
+    """The computing nodes the value just found off the rule depends on that no compared
+    intermediate covered (nodes inside its own delegate call count as covered)."""
+    nodes = [n for n in exported.graph.nodes if n.name in set(judged["nodes"])]
+    before = output_ancestors(exported, nodes)
+    return [name for name in before if name not in covered]
+
+
+# Ops whose output is their input's value, which a lowering may drop without a runtime op
+# of their own: never "not compared".
+IDENTITIES = frozenset({"aten.clone.default", "aten.alias.default", "aten.detach.default",
+                        "aten.dropout.default", "aten.contiguous.default",
+                        "aten.lift_fresh_copy.default"})
+
+
+def output_ancestors(exported, ends: list | None = None) -> list[str]:
+    """The exported program's computing nodes the user outputs (or the nodes `ends`,
+    themselves left out) depend on, in graph order: call_function nodes with a tensor
+    value, other than quantize/dequantize, getitem, identities and the ops on constants
+    only (a weight's reshape)."""
+    if ends is None:
+        signature = exported.graph_signature
+        user = {spec.arg.name for spec in signature.output_specs
+                if spec.kind.name == "USER_OUTPUT" and hasattr(spec.arg, "name")}
+        output = next(n for n in exported.graph.nodes if n.op == "output")
+        stack = [n for n in output.all_input_nodes if n.name in user]
+    else:
+        stack = [n for end in ends for n in end.all_input_nodes]
+    seen: set = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(node.all_input_nodes)
+    constants = _constant_nodes(exported)
+    return [n.name for n in exported.graph.nodes if n in seen and n.op == "call_function"
+            and n.target is not operator.getitem and not _is_qdq(n) and n not in constants
+            and str(n.target) not in IDENTITIES
+            and any(isinstance(v, torch.Tensor) for v in flatten_tensors(n.meta.get("val")))]
 
 
 def _reference(exported) -> str:
@@ -609,7 +844,9 @@ def _judge_event(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict
             or any(e.shape != a.shape for e, a in zip(expected, actual, strict=True)):
         return None  # not this node's value (an op the lowering added under its handle)
     comparison = compare_outputs(expected, actual, rules)
-    return {"matched": comparison.matched, "found": _describe(node, comparison)}
+    found = {**_describe(node, comparison), "matched_by": lineage.how(event.handles, [node.name])}
+    return {"matched": comparison.matched, "found": found, "nodes": [node.name],
+            "covers": names, "how": found["matched_by"]}
 
 
 def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: dict,
@@ -617,12 +854,13 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
     call = _call_of(event, lineage)
     if call is None or len(call.output_handles) != len(event.outputs):
         return None
-    expected, actual = [], []
+    expected, actual, compared = [], [], []
     for handle, output in zip(call.output_handles, event.outputs, strict=True):
         names = [n for n in lineage.nodes_of_handle.get(handle, []) if n in eager]
         if not names:
             return None
         node = nodes[_output_node(names, output, eager, order)]
+        compared.append(node.name)
         value = eager[node.name]
         if _is_quantize(node) and isinstance(output, torch.Tensor) \
                 and not output.is_floating_point():
@@ -641,10 +879,14 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
                           "last": inside[-1] if inside else None, "nodes": len(inside)},
              "node": None, **_statistics(comparison)}
     computing = [name for name in call.computing if name in nodes]
+    how = lineage.how(call.output_handles, compared)
     if len(computing) == 1:  # a call of one op (besides q/dq): that op is the node
         found.update(_describe(nodes[computing[0]], comparison))
         found["boundary"] = {"first": computing[0], "last": computing[0], "nodes": 1}
-    return {"matched": comparison.matched, "found": found}
+    found["matched_by"] = how
+    # its outputs right: the nodes it computes are, on these inputs
+    return {"matched": comparison.matched, "found": found, "nodes": compared,
+            "covers": [*compared, *computing, *inside], "how": how}
 
 
 def _output_node(names: list, output, eager: dict, order: dict) -> str:

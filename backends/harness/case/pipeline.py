@@ -515,10 +515,21 @@ class OneCall(_SingleMethod):
                 return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, budget,
                                            "compare")
             runtime = ExecuTorchRuntime()
+        started = time.monotonic()
         alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported,
                        found.replay.inputs, self.repro_to)
-        return _localize_mismatch(exported, runtime, rules, budget, flow,
-                                  found.replay.inputs, (), alone)
+        first = _localize_mismatch(exported, runtime, rules, budget, flow,
+                                   found.replay.inputs, (), alone)
+        left = budget - (time.monotonic() - started)
+        if not str(first.get("reason", "")).startswith(localize.COULD_NOT_COMPARE) or left <= 0:
+            return first
+        # Intermediates that compared nothing, or not enough, decide nothing: the next
+        # method, bisection over prefixes of the graph, within what is left of the budget.
+        then = self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, left, "compare")
+        then["tried"] = [first]
+        then["lowerings"] = first.get("lowerings", 0) + then.get("attempts", 0)
+        then["seconds"] = round(time.monotonic() - started, 3)
+        return then
 
     def localize_stage(self, exported, flow: Flow, status: str, budget: float,
                        stage: str | None = None) -> dict:

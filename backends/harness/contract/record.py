@@ -237,9 +237,18 @@ class Findings:
     # `delegate` (its backend id) and `boundary` ({first, last, nodes}: the exported nodes
     # it took), and, once the program lowered one node per delegate call named the node,
     # `within` (the first call's boundary) or else `inside` (why not); when not localized,
-    # `reason` ("not localized: <why>"). With a node named, `repro`: that op lowered alone
-    # on its captured inputs (case/repro.py): {op, status, reproduces (None: the op alone
-    # could not be exported or lowered), folder (reports/repros/..., None past the cap)};
+    # `reason` ("not localized: <why>", or "could not compare: <why>" when the
+    # intermediates covered too little to decide: nothing compared, the first node off the
+    # rule depending on nodes never compared, or `uncovered` computing nodes the outputs
+    # depend on; a mismatch is then bisected, its record keeping the intermediates' in
+    # `tried`). The intermediates' records say how nodes were tied to the exported program:
+    # `matched_by` ("name" along the provenance chain, or "source": source line and module
+    # path) for the named node, `matches` ({how: [nodes]}) for every compared one, and
+    # `lowerings` (the program or its prefixes lowered to localize it, the minimal repro
+    # aside: 1, 2 with the split, plus the bisection's attempts). With a node named,
+    # `repro`: that op lowered alone on its captured inputs (case/repro.py): {op, status,
+    # reproduces (None: the op alone could not be exported or lowered), folder
+    # (reports/repros/..., None past the cap)};
     # when it passes alone, `repro.subgraph`: the smallest failing window of the graph
     # ending at it (case/bisection.py `minimize`): {nodes, first, last, attempts, seconds,
     # folder} or {reason}.
