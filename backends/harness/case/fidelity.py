@@ -45,6 +45,12 @@ QUANTIZED_REFERENCE = "quantized program (PT2E convert, before partitioning) run
 FP32_EAGER = "fp32 eager"
 # How many standard errors a bias or a gain must stand clear of before it counts.
 SIGNIFICANCE = 3.0
+# A gain counts only when it moves the outputs farthest from their mean by at least this
+# many units (steps): a slope fitted over a narrow span of codes (a few dozen steps
+# wide) wanders by a per cent with a handful of rounding flips, and a
+# gain that moves no element by a step is not told apart from rounding (the per-element
+# bound judges those elements anyway).
+GAIN_MATERIAL_UNITS = 1.0
 # Ops between the last dequantize and an output that move values without changing them:
 # the output keeps that dequantize's grid.
 _GRID_KEEPING = ("view", "reshape", "_unsafe_view", "permute", "transpose", "clone",
@@ -263,7 +269,9 @@ def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Te
         fit = _slope(ref / scale, got / scale)
         if fit is not None:
             result["gain"] = round(fit[0], 5)
-            if _significant(fit[0] - 1.0, rule.fidelity_gain, fit[1]):
+            reach = float(((ref - ref.mean()) / scale).abs().max())
+            if _significant(fit[0] - 1.0, rule.fidelity_gain, fit[1]) \
+                    and abs(fit[0] - 1.0) * reach >= GAIN_MATERIAL_UNITS:
                 problems.append(f"gain {fit[0]:.4f} (bound 1 +- {rule.fidelity_gain:g}): a "
                                 f"scale, e.g. a requantization multiplier off")
     result["passed"] = not problems
