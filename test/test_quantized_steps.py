@@ -30,19 +30,20 @@ class Running(torch.nn.Module):
         return self.total + features
 
 
-def _decode(monkeypatch=None, zero_point_steps: float = 0.0):
+def _decode(monkeypatch=None, zero_point_steps: float = 0.0, multiplier: float = 1.0):
     torch.manual_seed(5)
     steps = [(torch.randn(4, 16),) for _ in range(4)]
-    if zero_point_steps:
+    if zero_point_steps or multiplier != 1.0:
         from executorch.runtime import Method
 
         real_execute = Method.execute
+        kind, amount = ("zero_point", zero_point_steps) if zero_point_steps \
+            else ("multiplier", multiplier)
 
-        def execute_with_zero_point_off(self, inputs):
-            return planted_outputs(list(real_execute(self, inputs)), "zero_point",
-                                   zero_point_steps)
+        def execute_with_fault(self, inputs):
+            return planted_outputs(list(real_execute(self, inputs)), kind, amount)
 
-        monkeypatch.setattr(Method, "execute", execute_with_zero_point_off)
+        monkeypatch.setattr(Method, "execute", execute_with_fault)
     return run_steps_pipeline(Running(), steps, XNNPACK_STATIC_INT8_PER_TENSOR)
 
 
@@ -55,7 +56,36 @@ def test_a_healthy_program_matches_its_quantized_program_at_every_step():
 
 
 def test_a_zero_point_off_by_one_fails_the_first_step(monkeypatch):
+    """(Its outputs at the lowest code come back one short: saturated early.)"""
     outcome = _decode(monkeypatch, zero_point_steps=1.0)
     assert outcome.status is Status.FAIL_MISMATCH, outcome.error
     assert outcome.failed_step == 0
     assert outcome.error.startswith("diverges at step 0 of 4: backend fidelity"), outcome.error
+
+
+def test_a_small_multiplier_error_fails_over_the_steps_pooled():
+    """1.2 % on outputs spanning +-100 codes moves no element of a step beyond the
+    per-element bound (and a step alone leaves bias and gain to the steps pooled); the four
+    steps' elements pooled show it."""
+    from etsuite.backends.harness.case.fidelity import (
+        OutputQuantization,
+        QuantizedReference,
+        judge,
+        judge_trends,
+    )
+    from etsuite.backends.harness.flows.tolerance import INT8
+
+    scale = 0.05
+    generator = torch.Generator().manual_seed(3)
+    codes = [torch.randint(-100, 101, (32,), generator=generator).float() for _ in range(4)]
+    reference = [[c * scale] for c in codes]
+    actual = [[torch.round(c * 1.012) * scale] for c in codes]
+    quantization = [OutputQuantization(scale, 0, -128, 127)]
+    for want, got in zip(reference, actual, strict=True):
+        step = judge(want, got, INT8, QuantizedReference(want, quantization), trends=False)
+        assert step.status is Status.PASS, step.message
+    pooled = judge_trends(reference, actual, INT8, QuantizedReference(reference, quantization))
+    assert pooled is not None and not pooled.passed
+    assert "gain 1.01" in pooled.text, pooled.text
+    healthy = judge_trends(reference, reference, INT8, QuantizedReference(reference, quantization))
+    assert healthy is not None and healthy.passed

@@ -211,7 +211,8 @@ def _significant(value: float, bound: float, standard_error: float) -> bool:
 
 
 def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Tensor,
-               quantization: OutputQuantization | None, rule: Tolerance) -> dict:
+               quantization: OutputQuantization | None, rule: Tolerance,
+               trends: bool = True) -> dict:
     # A float tail's floor is the float rule of the dtype it is computed in: a bf16
     # output may differ from PyTorch's bf16 by bf16 rounding whatever the quantization.
     float_rule = DTYPE_RULES.get(dtype_name(reference.dtype), FP32)
@@ -259,7 +260,7 @@ def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Te
         problems.append(f"{special} nan/inf elements differ")
     if quantization is not None:
         problems += _saturation(ref / unit, got / unit, quantization)
-    if unit > 0 and steps.numel() >= 2:
+    if trends and unit > 0 and steps.numel() >= 2:
         sem = float(steps.std()) / math.sqrt(steps.numel())
         bias_bound = rule.fidelity_bias_steps if quantization is not None \
             else rule.fidelity_tail_bias
@@ -280,7 +281,7 @@ def _judge_one(expected: torch.Tensor, reference: torch.Tensor, actual: torch.Te
 
 
 def judge_fidelity(expected: list, reference: list, actual: list, quantization: list,
-                   rules: RuleBook) -> FidelityJudged:
+                   rules: RuleBook, trends: bool = True) -> FidelityJudged:
     """The backend's flat output tensors against the quantized reference's, one by one.
     Integer and bool outputs must be equal; shapes and dtypes are judged by the
     fp32-eager comparison, which runs beside this one."""
@@ -305,7 +306,7 @@ def judge_fidelity(expected: list, reference: list, actual: list, quantization: 
             # Eager may give the same values in another rank (a 0-d result the program
             # returns as [1]): its shape is the program's business, judged beside this.
             want = want.reshape(ref.shape) if want.numel() == ref.numel() else ref
-            judged = _judge_one(want, ref, got, q, rules.for_dtype(ref.dtype))
+            judged = _judge_one(want, ref, got, q, rules.for_dtype(ref.dtype), trends)
         outputs.append(judged)
         problems += [f"output {index}: {p}" for p in judged["problems"]]
     judged_outputs: list[dict] = [o for o in outputs if o is not None]
@@ -352,9 +353,11 @@ class Verdict:
 
 
 def judge(expected, actual: list, rules: RuleBook | Tolerance,
-          reference: QuantizedReference | None) -> Verdict:
+          reference: QuantizedReference | None, trends: bool = True) -> Verdict:
     """The status of one call's outputs: the fp32-eager rule, and for a quantizing flow
-    with a quantized reference, backend fidelity first (see the module's docstring)."""
+    with a quantized reference, backend fidelity first (see the module's docstring).
+    `trends=False` leaves out the bias and gain tests (a step sequence judges those over
+    all its steps at once: `judge_trends`)."""
     book = rules if isinstance(rules, RuleBook) else RuleBook(rules)
     accuracy = compare_outputs(expected, actual, book)
     if reference is None or reference.why_not is not None \
@@ -363,7 +366,7 @@ def judge(expected, actual: list, rules: RuleBook | Tolerance,
         return Verdict(status, accuracy, accuracy.message)
     want, got = _tensors(flatten_tensors(expected)), _tensors(actual)
     fidelity = judge_fidelity(want, _tensors(flatten_tensors(reference.outputs)), got,
-                              reference.quantization, book)
+                              reference.quantization, book, trends)
     if not fidelity.passed:
         message = f"backend fidelity (against its {QUANTIZED_REFERENCE}): {fidelity.text}"
         if not accuracy.matched:
@@ -378,3 +381,27 @@ def judge(expected, actual: list, rules: RuleBook | Tolerance,
                    f"program ({fidelity.text}): the loss is the recipe's quantization")
         return Verdict(Status.FAIL_RECIPE_ACCURACY, accuracy, message, fidelity)
     return Verdict(Status.PASS, accuracy, "", fidelity)
+
+
+def judge_trends(expected: list, actual: list, rules: RuleBook | Tolerance,
+                 reference: QuantizedReference) -> FidelityJudged | None:
+    """A step sequence's bias and gain, each output's elements of every step pooled: a
+    kernel's zero point or multiplier acts at every step, while one step's slope over a
+    narrow span of codes wanders with its rounding (tested step by step, a healthy
+    XNNPACK int8 Llama failed one decode step of nine at a gain of 1.016). None when the
+    steps' outputs do not line up (the step-by-step judgement says so)."""
+    book = rules if isinstance(rules, RuleBook) else RuleBook(rules)
+    per_step = [(_tensors(flatten_tensors(w)), _tensors(flatten_tensors(r)), _tensors(g))
+                for w, r, g in zip(expected, reference.outputs, actual, strict=True)]
+    counts = {(len(w), len(r), len(g)) for w, r, g in per_step}
+    if len(counts) != 1 or len(set(next(iter(counts)))) != 1:
+        return None
+    pooled: list[list] = [[], [], []]
+    for index in range(next(iter(counts))[0]):
+        parts = [[w[index], r[index], g[index]] for w, r, g in per_step]
+        if any(r.dtype != g.dtype or r.numel() != g.numel() or r.numel() != w.numel()
+               for w, r, g in parts):
+            return None
+        for slot in range(3):
+            pooled[slot].append(torch.cat([p[slot].reshape(-1) for p in parts]))
+    return judge_fidelity(pooled[0], pooled[1], pooled[2], reference.quantization, book)

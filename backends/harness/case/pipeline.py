@@ -698,8 +698,9 @@ class StepCalls(_SingleMethod):
                        found: "PipelineOutcome") -> fidelity.Verdict:
         """A quantizing flow's steps judged against the quantized reference too, step by
         step (case/fidelity.py): the first step the backend leaves its quantized program
-        at fails it (fail_mismatch); a faithful backend whose steps miss the fp32-eager
-        rule is the recipe's loss (fail_recipe_accuracy), as for a one-call subtest."""
+        at fails it (fail_mismatch), and so do a bias or gain over all steps pooled; a
+        faithful backend whose steps miss the fp32-eager rule is the recipe's loss
+        (fail_recipe_accuracy), as for a one-call subtest."""
         reference = found.quantized_reference
         base = rules.base if isinstance(rules, RuleBook) else rules
         if reference is None or reference.why_not is not None or base.fidelity_steps is None:
@@ -707,7 +708,7 @@ class StepCalls(_SingleMethod):
         steps = []
         for want, ref, got in zip(expected, reference.outputs, actual, strict=True):
             one = fidelity.QuantizedReference(ref, reference.quantization)
-            steps.append(fidelity.judge(want, got, rules, one))
+            steps.append(fidelity.judge(want, got, rules, one, trends=False))
         count = len(steps)
         broken = next((k for k, v in enumerate(steps) if v.status is Status.FAIL_MISMATCH
                        and v.fidelity is not None and not v.fidelity.passed), None)
@@ -717,10 +718,18 @@ class StepCalls(_SingleMethod):
             return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison,
                                     f"diverges at step {broken} of {count}: {verdict.message}",
                                     verdict.fidelity)
+        trends = fidelity.judge_trends(expected, actual, rules, reference)
+        if trends is not None and not trends.passed:
+            found.failed_step = 0  # a kernel's offset or scale acts from the first step
+            return fidelity.Verdict(
+                Status.FAIL_MISMATCH, accuracy.comparison,
+                f"over all {count} steps: backend fidelity (against its "
+                f"{fidelity.QUANTIZED_REFERENCE}): {trends.text}", trends)
         worst = max(steps, key=lambda v: max((o.get("max", 0.0) for o in v.fidelity.outputs
                                               if o), default=0.0) if v.fidelity else 0.0)
+        shown = trends if trends is not None else worst.fidelity  # the record's figures
         if accuracy.status is Status.PASS:
-            return fidelity.Verdict(Status.PASS, accuracy.comparison, "", worst.fidelity)
+            return fidelity.Verdict(Status.PASS, accuracy.comparison, "", shown)
         if all(v.status is not Status.FAIL_MISMATCH for v in steps):
             # every step's outputs differ from eager in float values only, the backend
             # matching its quantized program at each: the recipe's loss
@@ -728,9 +737,9 @@ class StepCalls(_SingleMethod):
                 Status.FAIL_RECIPE_ACCURACY, accuracy.comparison,
                 f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
                 f"program at every step: the loss is the recipe's quantization",
-                worst.fidelity)
+                shown)
         return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
-                                worst.fidelity)
+                                shown)
 
 
 @dataclass
