@@ -89,3 +89,25 @@ def test_a_small_multiplier_error_fails_over_the_steps_pooled():
     assert "gain 1.01" in pooled.text, pooled.text
     healthy = judge_trends(reference, reference, INT8, QuantizedReference(reference, quantization))
     assert healthy is not None and healthy.passed
+
+
+def test_an_element_exactly_on_the_bound_is_within_it():
+    """float32 outputs two whole steps apart at a magnitude of 1.5 differ by 2.000004
+    steps: on the bound, not beyond it; three steps are beyond."""
+    from etsuite.backends.harness.case.fidelity import (
+        OutputQuantization,
+        QuantizedReference,
+        judge,
+    )
+    from etsuite.backends.harness.flows.tolerance import INT8
+
+    scale, zero_point = 0.014630351215600967, 13
+    codes = torch.arange(-120, 101, dtype=torch.float32)
+    reference = (codes - zero_point) * scale
+    quantization = [OutputQuantization(scale, zero_point, -128, 127)]
+    for off, passes in ((2, True), (3, False)):
+        actual = reference.clone()
+        actual[-1] = (codes[-1] + off - zero_point) * scale
+        verdict = judge([reference], [actual], INT8, QuantizedReference([reference], quantization),
+                        trends=False)
+        assert (verdict.status is Status.PASS) is passes, (off, verdict.message)
