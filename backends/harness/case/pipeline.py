@@ -58,7 +58,7 @@ from etsuite.backends.harness.flows.runtimes import (
     Runtime,
     RuntimeStatus,
 )
-from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
+from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance, base_rule
 
 # torch's structured-trace logger emits DEBUG records on every export, which flood
 # pytest's captured-log sections and the JSON report. Keep it when TORCH_TRACE asks for it.
@@ -400,7 +400,7 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
 
 
 def _fidelity_rule(rules) -> str:
-    base = rules.base if isinstance(rules, RuleBook) else rules
+    base = base_rule(rules)
     return (f"every element within {base.fidelity_steps:g} steps of the quantized program, "
             f"|bias| <= {base.fidelity_bias_steps:g} steps, |gain - 1| <= "
             f"{base.fidelity_gain:g}")
@@ -681,7 +681,7 @@ class StepCalls(_SingleMethod):
         if self.next_token_logits is not None:
             answer = next_token(expected, actual, self.next_token_logits)
             found.step_top1, found.step_kl = answer.top1, answer.kl
-            base = rules.base if isinstance(rules, RuleBook) else rules
+            base = base_rule(rules)
             missed = answer.misses(base.min_top1_agreement, base.max_next_token_kl)
             if missed is not None:
                 step, why = missed
@@ -702,7 +702,7 @@ class StepCalls(_SingleMethod):
         faithful backend whose steps miss the fp32-eager rule is the recipe's loss
         (fail_recipe_accuracy), as for a one-call subtest."""
         reference = found.quantized_reference
-        base = rules.base if isinstance(rules, RuleBook) else rules
+        base = base_rule(rules)
         if reference is None or reference.why_not is not None or base.fidelity_steps is None:
             return accuracy
         steps = []
@@ -725,8 +725,7 @@ class StepCalls(_SingleMethod):
                 Status.FAIL_MISMATCH, accuracy.comparison,
                 f"over all {count} steps: backend fidelity (against its "
                 f"{fidelity.QUANTIZED_REFERENCE}): {trends.text}", trends)
-        worst = max(steps, key=lambda v: max((o.get("max", 0.0) for o in v.fidelity.outputs
-                                              if o), default=0.0) if v.fidelity else 0.0)
+        worst = max(steps, key=_largest_steps)
         shown = trends if trends is not None else worst.fidelity  # the record's figures
         if accuracy.status is Status.PASS:
             return fidelity.Verdict(Status.PASS, accuracy.comparison, "", shown)
@@ -861,3 +860,11 @@ class PipelineOutcome(Findings):
     def record_fields(self) -> dict[str, Any]:
         """The record's fields, as keywords of `contract.SubtestRecord`."""
         return {"status": self.status, **{name: getattr(self, name) for name in FINDINGS_FIELDS}}
+
+
+def _largest_steps(step: fidelity.Verdict) -> float:
+    """The largest per-element error, in steps, of one step's outputs (0 if unjudged)."""
+    if step.fidelity is None:
+        return 0.0
+    return max((output.get("max", 0.0) for output in step.fidelity.outputs if output),
+               default=0.0)

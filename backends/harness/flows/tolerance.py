@@ -209,3 +209,8 @@ class RuleBook:
                 return replace(rule, name=f"{rule.name}, override {override.source}",
                                **values)
         return rule
+
+
+def base_rule(rules: RuleBook | Tolerance) -> Tolerance:
+    """The flow's recipe rule, whether the caller holds a whole RuleBook or one rule."""
+    return rules.base if isinstance(rules, RuleBook) else rules
