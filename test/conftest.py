@@ -237,3 +237,27 @@ def test_add(test_runner):
 def test_add_relu(test_runner):
     test_runner.lower_and_run_model(AddRelu(), (torch.randn(4, 8), torch.randn(4, 8)))
 """
+
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A fuzz target's case count (test/fuzzing.py) rides on its report: the test runs in
+    a forked child, and the report is what comes back to this process."""
+    report = yield
+    fuzzing = sys.modules.get("fuzzing")
+    if call.when == "call" and fuzzing is not None and item.originalname in fuzzing.TRIED:
+        report.user_properties.append(("fuzz_cases", fuzzing.TRIED[item.originalname]))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The cases each fuzz target ran, for `make fuzz-inputs`' figures."""
+    counts = {report.head_line: value
+              for reports in terminalreporter.stats.values() for report in reports
+              if getattr(report, "when", None) == "call"
+              for name, value in getattr(report, "user_properties", ()) if name == "fuzz_cases"}
+    if counts:
+        terminalreporter.write_sep("-", "fuzz cases tried")
+        for target, count in sorted(counts.items()):
+            terminalreporter.write_line(f"{count:>9,}  {target}")

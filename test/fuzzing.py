@@ -6,11 +6,14 @@ traceback, a hang or a file written outside its scratch folder fails like any te
 
 from __future__ import annotations
 
+import functools
 import os
+from collections import Counter
 
 from hypothesis import HealthCheck, settings
 
 SHORT_RUN_SECONDS = 10.0  # per fuzz target inside `make test`
+TRIED: Counter = Counter()  # cases run per fuzz target, printed after the run (test/conftest.py)
 
 
 def fuzz_seconds() -> float:
@@ -36,3 +39,13 @@ def fuzz_settings(examples_per_second: float = 50.0) -> settings:
         suppress_health_check=list(HealthCheck),
         derandomize=False,
     )
+
+
+def counted(target):
+    """Counts the cases a fuzz target ran (goes under @given, so Hypothesis sees the
+    target's own signature through functools.wraps)."""
+    @functools.wraps(target)
+    def run_one(*args, **kwargs):
+        TRIED[target.__name__] += 1
+        return target(*args, **kwargs)
+    return run_one

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from etsuite.backends.harness.remote import agent, exchange, resident
-from fuzzing import fuzz_settings
+from fuzzing import counted, fuzz_settings
 
 HANG_SECONDS = 5.0  # one example that takes longer is a hang
 DRIVER = Path(__file__).parent / "data" / "native_readers_driver.cpp"
@@ -75,6 +75,7 @@ scalars = st.one_of(st.booleans(), st.integers(-2**63, 2**63 - 1),
 
 @fuzz_settings(examples_per_second=100)
 @given(values=st.lists(st.one_of(tensors(), scalars), max_size=6))
+@counted
 def test_fuzz_written_values_read_back_the_same(tmp_path_factory, values):
     """value_entries writes what read_values reads back: same bytes, dtype and shape."""
     with Sandbox(tmp_path_factory.mktemp("roundtrip")) as folder:
@@ -125,6 +126,7 @@ manifests = st.fixed_dictionaries(
 @fuzz_settings(examples_per_second=30)
 @given(manifest=manifests, raw=st.none() | st.binary(max_size=200),
        sizes=st.lists(st.integers(0, 64), min_size=2, max_size=2))
+@counted
 def test_fuzz_an_answer_is_read_or_refused_inside_its_folder(tmp_path_factory, manifest, raw,
                                                             sizes):
     """Any manifest (or any bytes in its place) beside real files, a link out, a fifo and
@@ -185,6 +187,7 @@ def archives(draw):
 
 @fuzz_settings(examples_per_second=100)
 @given(data=archives() | st.binary(max_size=2048))
+@counted
 def test_fuzz_an_archive_writes_only_plain_files_inside_its_folder(tmp_path_factory, data):
     budget = 1000
     with Sandbox(tmp_path_factory.mktemp("archive")) as folder:
@@ -206,6 +209,7 @@ def test_fuzz_an_archive_writes_only_plain_files_inside_its_folder(tmp_path_fact
 @given(line=st.binary(max_size=80) | st.builds(
     lambda word, rest: word + rest, st.sampled_from([b"ready ", b"done "]),
     st.binary(max_size=40) | st.integers(-10, 2**64).map(lambda n: str(n).encode())))
+@counted
 def test_fuzz_the_relays_protocol_lines(line):
     """An agent's `ready {...}` and `done SIZE` lines: read, or refused as Broken."""
     try:
@@ -242,6 +246,7 @@ def run_driver(driver: Path, mode: str, data: bytes) -> subprocess.CompletedProc
 
 @fuzz_settings(examples_per_second=40)
 @given(data=archives() | st.binary(max_size=2048))
+@counted
 def test_fuzz_the_native_tar_reader(native_driver, data):
     done = run_driver(native_driver, "tar", data)
     if done.returncode == 0:
@@ -253,6 +258,7 @@ def test_fuzz_the_native_tar_reader(native_driver, data):
 @fuzz_settings(examples_per_second=40)
 @given(value=json_values, text=st.none() | st.binary(max_size=300) | st.integers(1, 300000).map(
     lambda depth: b"[" * depth + b"]" * depth))
+@counted
 def test_fuzz_the_native_json_reader(native_driver, value, text):
     """Python's JSON read back the same; any other text read or refused."""
     if text is not None:

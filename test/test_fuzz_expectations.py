@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,11 @@ from hypothesis import strategies as st
 from etsuite.backends.harness.flows import budgets as bd
 from etsuite.backends.harness.flows import expectations as ex
 from etsuite.backends.harness.flows.tolerance import FP32, INT8
-from fuzzing import fuzz_settings
+from fuzzing import counted, fuzz_settings
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = [(REPO / "backends" / name).read_bytes() for name in (
     "xnnpack/expectations.toml", "portable/expectations.toml", "xnnpack/budgets.toml")]
-TRIED: Counter = Counter()  # cases per target, printed at the end (run with -s to see them)
 
 KEYS = ("flows", "case", "reason", "status", "strict", "catch_all", "dtype", "host",
         *ex.OVERRIDE_FIELDS, *bd.LIMITS, "colour")
@@ -77,15 +75,9 @@ LINES = st.one_of(
     st.just(""), st.just("# a comment"), st.text(max_size=12))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cases_tried():
-    yield
-    print(f"\nfuzz cases tried: {dict(TRIED)}")
 
-
-def read_both(path: Path, target: str) -> None:
+def read_both(path: Path) -> None:
     """Both loaders over one file; what loads is checked for a flow as collection does."""
-    TRIED[target] += 1
     for loader in (ex.load, bd.load):
         try:
             loaded = loader(path, "fuzzed.toml")
@@ -103,30 +95,33 @@ def read_both(path: Path, target: str) -> None:
 
 @fuzz_settings(examples_per_second=30)
 @given(lines=st.lists(LINES, max_size=14))
+@counted
 def test_a_file_of_any_pieces_is_read_or_refused_in_one_line(lines, tmp_path):
     path = tmp_path / "fuzzed.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-    read_both(path, "pieces")
+    read_both(path)
 
 
 @fuzz_settings(examples_per_second=30)
 @given(entries=st.lists(ENTRIES, max_size=6), noise=st.lists(LINES, max_size=1),
        budgets=st.booleans())
+@counted
 def test_a_file_of_entries_is_read_or_refused_in_one_line(entries, noise, budgets, tmp_path):
     """Mostly well-formed entries of one file's kinds, now and then a stray piece."""
     keep = [e for e in entries if budgets == e.startswith("[[budget]]")] + noise
     path = tmp_path / "fuzzed.toml"
     path.write_text("\n\n".join(keep) + "\n", encoding="utf-8", errors="surrogatepass")
-    read_both(path, "entries")
+    read_both(path)
 
 
 @fuzz_settings(examples_per_second=10)
 @given(real=st.sampled_from(range(len(REAL))), cut=st.integers(0, 1 << 20),
        at=st.integers(0, 1 << 20), noise=st.binary(max_size=8))
+@counted
 def test_a_real_file_cut_or_garbled_is_read_or_refused_in_one_line(real, cut, at, noise,
                                                                     tmp_path):
     text = REAL[real][:cut % (len(REAL[real]) + 1)]
     at %= len(text) + 1
     path = tmp_path / "fuzzed.toml"
     path.write_bytes(text[:at] + noise + text[at:])
-    read_both(path, "real files garbled")
+    read_both(path)

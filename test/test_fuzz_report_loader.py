@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,10 @@ from hypothesis import strategies as st
 
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.tools.report import summary
-from fuzzing import fuzz_settings
+from fuzzing import counted, fuzz_settings
 
 DATA = Path(__file__).resolve().parent / "data" / "reports"
-TRIED: Counter = Counter()  # cases per target, printed at the end (run with -s to see them)
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _cases_tried():
-    yield
-    print(f"\nfuzz cases tried: {dict(TRIED)}")
 
 COST = {"calls": [{"method": "forward", "iterations": 5, "median": 0.001, "p90": 0.0012,
                    "min": 0.0009}], "peak_rss_bytes": 1 << 20, "planned_memory": {"forward": [64]}}
@@ -92,10 +85,9 @@ def mutated(draw, value):
     return value
 
 
-def summarize(path: Path, tmp: Path, target: str) -> None:
+def summarize(path: Path, tmp: Path) -> None:
     """The whole summary command over one input against the unchanged base: no exception
     may escape it (bad input is exit code 2)."""
-    TRIED[target] += 1
     baseline = tmp / "baseline.json"
     if not baseline.exists():
         baseline.write_text(BASE_TEXT)
@@ -106,32 +98,35 @@ def summarize(path: Path, tmp: Path, target: str) -> None:
 
 @fuzz_settings(examples_per_second=10)
 @given(report=mutated(BASE))
+@counted
 def test_a_mutated_report_is_summarized_or_refused_in_one_line(report, tmp_path):
     tmp = tmp_path
     path = tmp / "mutated.json"
     path.write_text(json.dumps(report))
-    summarize(path, tmp, "report")
+    summarize(path, tmp)
 
 
 @fuzz_settings(examples_per_second=10)
 @given(lines=st.lists(st.sampled_from(range(len(STREAM_LINES))), min_size=1, max_size=12),
        data=st.data())
+@counted
 def test_a_mutated_stream_is_summarized_or_refused_in_one_line(lines, data, tmp_path):
     tmp = tmp_path
     entries = [json.loads(STREAM_LINES[0])] + [json.loads(STREAM_LINES[i]) for i in lines]
     entries = data.draw(mutated(entries))
     path = tmp / "mutated.partial.jsonl"
     path.write_text("\n".join(json.dumps(e) for e in entries))
-    summarize(path, tmp, "stream")
+    summarize(path, tmp)
 
 
 @fuzz_settings(examples_per_second=30)
 @given(cut=st.integers(0, len(BASE_TEXT)), noise=st.binary(max_size=16),
        suffix=st.sampled_from([".json", ".partial.jsonl"]))
+@counted
 def test_a_cut_or_garbled_file_is_refused_in_one_line(cut, noise, suffix, tmp_path):
     tmp = tmp_path
     path = tmp / f"garbled{suffix}"
     text = BASE_TEXT if suffix == ".json" else "\n".join(STREAM_LINES)
     path.write_bytes(text.encode()[:cut] + noise)
-    summarize(path, tmp, "bytes")
+    summarize(path, tmp)
 
