@@ -12,7 +12,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 

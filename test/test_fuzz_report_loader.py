@@ -15,7 +15,6 @@ import copy
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
