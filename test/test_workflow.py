@@ -170,8 +170,11 @@ def test_the_gate_checks_declared_verdicts_of_existing_backends():
     backends = job["strategy"]["matrix"]["backend"]
     assert backends and all((ROOT / "backends" / name / "flows.py").is_file()
                             for name in backends)
-    # The Linux-CPU backends, as the scheduled suite runs them.
+    # The Linux-CPU backends, as the scheduled suite runs them: those with declared
+    # verdicts (an expectations file), as the Makefile's CHECK_BACKENDS derives them.
     assert backends == load("suite.yml")["jobs"]["suite"]["strategy"]["matrix"]["backend"]
+    assert sorted(backends) == sorted(path.parent.name for path in
+                                      (ROOT / "backends").glob("*/expectations.toml"))
     assert 'make check-declared BACKEND="$BACKEND"' in scripts(job)
     uploads = [step for step in job["steps"]
                if step.get("uses", "").startswith("actions/upload-artifact@")]
