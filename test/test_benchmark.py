@@ -60,6 +60,27 @@ def test_parallel_bound_says_when_a_measurement_exceeds_it():
     assert "at most 0.82" in within and "above it" not in within
 
 
+def test_phases_place_the_wall_time_of_a_run_with_two_workers():
+    """Controller from 0 to 30 s; worker gw0 tests from 10 to 25 s, gw1 from 12 to 20 s:
+    start-up 10 s, tests 15 s, 2 + 5 worker-seconds idle inside them, 5 s session end."""
+    def probe(worker, **times):
+        return {"worker": worker, "times": {name: 100.0 + value for name, value in times.items()}}
+    probes = [probe("main", started=0, configured=3, unconfigured=30),
+              probe("gw0", started=4, configured=6, collected=8, first_test=10, last_test=25),
+              probe("gw1", started=4, configured=7, collected=11, first_test=12, last_test=20)]
+    phases = benchmark.phases_of(probes)
+    assert phases == {"start-up": 10, "controller ready": 3, "worker start": 7,
+                      "collection": 3, "tests": 15, "idle in tests": 7, "session end": 5,
+                      "total": 30}
+    run = benchmark.Run("ours", 31.0, 40.0, [1.0, 1.0], [], phases=phases)
+    (row,) = [line for line in benchmark.phase_table([run]).splitlines() if "ours" in line]
+    assert [cell.strip() for cell in row.split("|")[1:-1]] == \
+        ["ours", "2", "31.0", "10.0", "3.0", "7.0", "3.0", "15.0", "7.0", "5.0", "30.0"]
+    # A process that did not report its times: no phases rather than wrong ones.
+    del probes[2]["times"]["first_test"]
+    assert benchmark.phases_of(probes) == {}
+
+
 # The smallest selection `make bench` takes: one operator module of the wheel's suite
 # with three tests, one flow, one process per run, none of the optional parts; ours runs
 # cold and through a private warm process, as by default.
@@ -78,5 +99,13 @@ def test_make_bench_runs_end_to_end_and_prints_its_ratios():
         (row,) = [line for line in done.stdout.splitlines() if ratio in line]
         wall, cpu = (float(cell) for cell in row.split("|")[4:6])
         assert wall > 0 and cpu > 0, row
+    # The phase table: the reference's and ours' last runs, every phase measured.
+    rows = [line for line in done.stdout.split("## Where the wall time goes")[1].splitlines()
+            if line.startswith("| reference-") or line.startswith("| ours-")]
+    assert len(rows) == 2, done.stdout[-3000:]
+    for row in rows:
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        assert len(cells) == 3 + len(benchmark.PHASES) and all(cells), row
+        assert 0 < float(cells[3]) < float(cells[-1]), row  # start-up within the total
     assert "ours through the warm process: verdicts identical to ours cold" in done.stdout
     assert "benchmark: warm process" in done.stderr and "started and warmed" in done.stderr
