@@ -316,11 +316,12 @@ def sweep_of(*outcomes, flow="f"):
     ([(None, 0.3, 25.0), ("fail_mismatch", 2.0, 9.0)], 20.0, "non-strict", ()),
     # a failure at another stage at some seeds only: non-strict, with that status
     ([(None, 0.1, None), ("fail_run", None, None)], None, "non-strict", ()),
-    # a wrong answer at 20 of 21 seeds, passing at one: strict (the rare pass is news)
-    ([("fail_mismatch", 3.0, 5.0)] * 20 + [(None, 0.9, 24.0)], 20.0, "strict", ()),
+    # a wrong answer at 20 of 21 seeds, passing at one: non-strict however rare the pass
+    # (strict, the gate would be red at the seeds where it passes)
+    ([("fail_mismatch", 3.0, 5.0)] * 20 + [(None, 0.9, 24.0)], 20.0, "non-strict", ()),
     # ... at 9 of 10 seeds: each outcome a tenth or more, the inputs decide: non-strict
     ([("fail_mismatch", 3.0, 5.0)] * 9 + [(None, 0.9, 24.0)], 20.0, "non-strict", ()),
-    # ... at 8 of 9 seeds: too few seeds to call the pass rare: non-strict
+    # ... at 8 of 9 seeds: non-strict
     ([("fail_mismatch", 3.0, 5.0)] * 8 + [(None, 0.9, 24.0)], 20.0, "non-strict", ()),
     # passes everywhere: nothing to declare
     ([(None, 0.1, None)] * 3, None, "pass", ()),
@@ -396,7 +397,7 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
     assert dict(reread.tolerances("g", "c.py::t")[0].values) == dict(tolerance.rule)
 
 
-def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_rare_pass_strict(tmp_path):
+def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_constant_failure_strict(tmp_path):
     """A sweep of Arm's TOSA flows says nothing of its Ethos-U flows: an entry naming both
     keeps the unrun ones as they were (flow u), while the run ones get what the sweep
     decides: a non-strict entry failing at every one of ten seeds (once near its bound,
