@@ -1,6 +1,6 @@
 // The support-matrix page's script. page.py inlines it as one script inside one async
-// function: the parts in page/ (in page.py's SCRIPT_PARTS order, each one `const <part>`
-// the later ones use), then this file, which draws the page. No framework, no network.
+// function: the parts in page_script/ (in SCRIPT_PARTS order, each one `const <part>` the
+// later ones use), then this file, which draws the page. No framework, no network.
 summary.drawFacts();
 summary.draw();
 where.draw();
