@@ -5,7 +5,7 @@ const borderline = (() => {
 
   function draw() {
     const passes = data.borderline;
-    if (!borderline) return;
+    if (!passes) return;
     $("borderline-section").hidden = false;
     const perFlow = passes.flows.map(([f, n]) => `${esc(flowName(f))} ${n}`).join(" · ");
     $("borderline-note").innerHTML = (passes.rows.length ? `${passes.rows.length} passing subtest${passes.rows.length === 1 ? "" : "s"} whose worst ` +

@@ -7,7 +7,7 @@ const coreAten = (() => {
 
   function draw() {
     const coverage = data.core_aten;
-    if (!coreAten) return;
+    if (!coverage) return;
     $("core-aten-section").hidden = false;
     $("core-aten-note").textContent = `Of the ${coverage.total} overloads the installed torch tags core ATen, ` +
       `those the lowered graphs of operator tests held, per flow (a view's _copy and ExecuTorch's dim order ` +
