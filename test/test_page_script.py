@@ -53,6 +53,16 @@ def test_a_part_uses_only_the_parts_before_it():
         assert not later, (part, sorted(later))
 
 
+def test_a_part_is_used_by_its_members_only():
+    """`summary.draw()`, `const { esc } = format;`: a part's name alone (`if (!summary)`)
+    is always true, and names the part where a local value was meant."""
+    names = [object_name(part) for part in page.SCRIPT_PARTS]
+    alone = re.compile(r"(?<![\w.$\"'</-])(" + "|".join(names) + r")\b(?![.\w\"'>-])")
+    for part in page.SCRIPT_PARTS:
+        code = re.sub(r"(const \w+ = |\} = \w+;)", "", code_of(part))
+        assert not alone.findall(code), (part, alone.findall(code))
+
+
 def test_the_policy_allows_the_script_the_page_holds():
     html = page.build(loading.load_all(loading.expand_inputs([str(DATA / "portable.json")])))
     (script,) = re.findall(r"<script>(.*?)</script>", html, re.S)
