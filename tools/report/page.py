@@ -3,10 +3,11 @@
 At a thousand cases by twenty flows nobody reads the markdown summary; people want to look
 and click. This module turns merged results (and, when given, earlier runs) into plain data,
 embeds it once, packed (gzip+base64: a core to draw from, and per backend the details a
-click or a text filter unpacks), in a page whose CSS and JavaScript (`page.css`, `page.js`
-beside this file) are inlined, so the file opens from disk or from a CI artifact with no
-network. The browser renders the matrix lazily (only the rows in view); with the packing,
-a `make test-all` merge of 40,000 tests stays a light page (`page_scale.py` measures it).
+click or a text filter unpacks), in a page whose CSS and JavaScript (`page.css` beside this
+file; the script's parts in `page_script/`, one per view, then `page.js`) are inlined, so the file
+opens from disk or from a CI artifact with no network. The browser renders the matrix
+lazily (only the rows in view); with the packing, a `make test-all` merge of 40,000 tests
+stays a light page (`page_scale.py` measures it).
 
 Every number comes from `tally`, `case_costs` and `baseline_diff`, every status and record
 field from the contract: the page holds no list of its own. Only the look of each status is
@@ -526,6 +527,21 @@ def _asset(name: str) -> str:
     return resources.files("etsuite.tools.report").joinpath(name).read_text(encoding="utf-8")
 
 
+# The parts of the page's script, in `page_script/`, in the order they are inlined: each is one
+# `const <part> = ...` (named as the file, in camelCase) that later parts and `page.js`
+# use, so a part only uses the parts before it.
+SCRIPT_PARTS = ("shared", "format", "detail", "filters", "matrix", "controls", "summary", "where",
+                "borderline", "non_strict", "core_aten", "costs", "history")
+
+
+def page_script() -> str:
+    """The page's one script: the parts and then `page.js`, which draws the page, inside one
+    async function (shared.js awaits the unpacked data), so they share one scope and leak
+    nothing into the page's globals. One script, so the policy's hash covers all of it."""
+    parts = "".join(_asset(f"page_script/{name}.js") for name in SCRIPT_PARTS)
+    return f'\n"use strict";\n(async function () {{\n{parts}{_asset("page.js")}}})();\n'
+
+
 def _escape_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -546,7 +562,7 @@ def render(data: dict) -> str:
     backend (data blocks of a type the browser never executes)."""
     details = "".join(f'<script id="etsuite-details-{index}" type="{DATA_TYPE}">{pack(part)}'
                       f"</script>\n" for index, part in enumerate(data["details"]))
-    script = f"\n{_asset('page.js')}"
+    script = page_script()
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" "
