@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -30,7 +29,7 @@ from etsuite.backends.harness.contract.facts import FlowFacts, SessionFacts
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.report import put_facts, put_records
 from etsuite.backends.harness.flows.registry import backend_folders
-from etsuite.backends.harness.state import SessionState
+from etsuite.backends.harness.state import Resumed, SessionState
 from etsuite.backends.harness.workers import is_xdist_worker
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
@@ -68,20 +67,6 @@ def _json_path(config) -> str | None:
 
 class ResumeError(ValueError):
     """A results stream that --resume cannot continue; the plugin makes it a usage error."""
-
-
-@dataclass
-class Resumed:
-    """What a killed run left in its results stream: its facts and, for each test that
-    ended, its phase reports as the stream holds them."""
-
-    path: str
-    facts: SessionFacts
-    tests: dict[str, dict]  # node id -> {when: stream report entry}
-
-    @property
-    def seed(self):
-        return self.facts.seed
 
 
 def load_resumed(path: str) -> Resumed:

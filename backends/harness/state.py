@@ -13,13 +13,12 @@ import pytest
 
 from etsuite.backends.harness.case.runner import LocalizePolicy
 from etsuite.backends.harness.case.seeds import derive_seed
-from etsuite.backends.harness.contract.facts import RunFacts
+from etsuite.backends.harness.contract.facts import RunFacts, SessionFacts
 from etsuite.backends.harness.flows.flow import Flow
 
 if TYPE_CHECKING:  # for the annotations only
     from etsuite.backends.harness.artifacts import ArtifactPolicy
-    from etsuite.backends.harness.recording import Resumed
-    from etsuite.backends.harness.remote.placement import RunnerChoice
+    from etsuite.backends.harness.remote.spec import RunnerChoice
 
 
 @dataclass
@@ -63,6 +62,20 @@ class RunIdentity:
         of its cases see inputs from one seed."""
         return derive_seed(0, f"{self.id} {self.selection}") % 10**6
 
+
+
+@dataclass
+class Resumed:
+    """What a killed run left in its results stream: its facts and, for each test that
+    ended, its phase reports as the stream holds them."""
+
+    path: str
+    facts: SessionFacts
+    tests: dict[str, dict]  # node id -> {when: stream report entry}
+
+    @property
+    def seed(self):
+        return self.facts.seed
 
 
 @dataclass

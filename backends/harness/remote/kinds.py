@@ -29,12 +29,14 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Sequence
 
 from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import agent, exchange, native, resident
 from etsuite.backends.harness.remote.resident import Resident
-from etsuite.backends.harness.remote.spec import (
+from etsuite.backends.harness.remote.spec import (  # RunnerKind and Reply: for plugins
+    Reply,
+    RunnerKind,
     RunnerSpec,
     SpecError,
     parse_address,
@@ -53,52 +55,8 @@ BOOTSTRAP = ("import sys;n=int(sys.stdin.buffer.readline());"
              "{'__name__':'__main__','__file__':'agent.py'})")
 
 
-class RunnerKind(Protocol):
-    """What a runner kind provides. `name` is what a spec's `kind` says; `form` shows
-    its spec in messages; `exclusive`: a device runs one program at a time (False only
-    for a kind that starts a fresh local process per program); `takes_rest`: a spec of
-    this kind is the whole `--runner` value, commas included (no pool)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def form(self) -> str: ...
-
-    @property
-    def exclusive(self) -> bool: ...
-
-    @property
-    def takes_rest(self) -> bool: ...
-
-    def claims(self, text: str) -> bool:
-        """Whether a spec text is of this kind (e.g. starts with `ssh://`)."""
-        ...
-
-    def parse(self, text: str) -> RunnerSpec:
-        """The spec, or a SpecError that names it and says what is expected."""
-        ...
-
-    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
-        """Send the job's files, run it, bring the outputs back; DeviceLost when the
-        device does not answer."""
-        ...
-
-
 class DeviceLost(RuntimeError):
     """The device did not answer (connection refused or dropped, no answer in time)."""
-
-
-@dataclass
-class Reply:
-    """What came back from one exchange: the output folder (a local temp folder) and
-    how long the exchange took on the host's clock."""
-
-    folder: str
-    seconds: float
-    exit_detail: str = ""       # how the executing process ended, when not cleanly
-    crashed_by: str | None = None  # the signal that killed it, if one did
-    scratch: str | None = None  # the folder to remove once read (default: `folder`)
 
 
 def _die_with_parent() -> None:

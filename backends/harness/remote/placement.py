@@ -15,23 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import os
-import shutil
 import tempfile
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
-
-import pytest
+from typing import Sequence
 
 from etsuite.backends.harness import workers
-from etsuite.backends.harness.remote import resident
 from etsuite.backends.harness.remote.kinds import RunnerKind, known_kinds, split_specs
-from etsuite.backends.harness.remote.pool import DevicePool
 from etsuite.backends.harness.remote.runtime import RunnerRuntime
-from etsuite.backends.harness.remote.spec import RunnerSpec, SpecError
-
-if TYPE_CHECKING:  # the state names this module's RunnerChoice
-    from etsuite.backends.harness.state import SessionState
+from etsuite.backends.harness.remote.spec import RunnerChoice, RunnerSpec, SpecError
 
 RUNNERS_INI = "etsuite_runners"
 RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
@@ -47,16 +37,6 @@ def addoption(group, parser) -> None:
                     help=RUNNERS_HELP)
     parser.addini(RUNNERS_INI, type="linelist", default=[],
                   help="runners by flow pattern, 'PATTERN=SPEC[,SPEC...]' per line (as --runner)")
-
-
-@dataclass(frozen=True)
-class RunnerChoice:
-    """One `PATTERN=SPECS` line: the flows it names, its devices, where it came from."""
-
-    pattern: str
-    specs: tuple
-    text: str      # as given: the repro command passes it on
-    source: str    # "--runner" or "etsuite_runners in <ini file>"
 
 
 def parse_choice(text: str, source: str, kinds: Sequence[RunnerKind] | None = None) -> RunnerChoice:
@@ -112,41 +92,3 @@ def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
 def specs_of(flow) -> tuple[RunnerSpec, ...]:
     runtime = flow.runtime
     return runtime.specs if isinstance(runtime, RunnerRuntime) else ()
-
-
-class RunnerSession:
-    """What people see of runners: a header line per runner choice used by the selected
-    flows, and at the end the devices the run lost. Removes the pool folder it owns."""
-
-    def __init__(self, state: SessionState):
-        self.state = state
-
-    def pytest_report_header(self, config) -> list[str]:
-        lines = []
-        for choice in self.state.runners:
-            flows = [f.name for f in self.state.selected
-                     if fnmatch.fnmatchcase(f.name, choice.pattern)]
-            if not flows:
-                continue
-            names = ", ".join(spec.name for spec in choice.specs)
-            pool = f" (a pool of {len(choice.specs)}, one program per device at a time)" \
-                if len(choice.specs) > 1 else ""
-            lines.append(f"etsuite: flows {', '.join(flows)} execute on runner {names}{pool} "
-                         f"(from {choice.source})")
-        return lines
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        folder = self.state.runner_folder
-        if folder is None or workers.is_xdist_worker(terminalreporter.config):
-            return
-        for device, reason in DevicePool(folder).lost_devices().items():
-            terminalreporter.write_line(
-                f"etsuite: runner {device} was lost during the run and taken out of its "
-                f"pool: {reason}")
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self, config) -> None:
-        folder = self.state.runner_folder
-        if folder and self.state.owns_runner_folder and os.path.isdir(folder):
-            resident.stop_relays(folder)  # (they would go within a second anyway)
-            shutil.rmtree(folder, ignore_errors=True)

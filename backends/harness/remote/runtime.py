@@ -19,9 +19,9 @@ from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.runtimes import Execution, RuntimeStatus, delegate_ids
 from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import exchange
-from etsuite.backends.harness.remote.kinds import DeviceLost, Reply, resident_exchange
+from etsuite.backends.harness.remote.kinds import DeviceLost, resident_exchange
 from etsuite.backends.harness.remote.pool import DevicePool, PoolExhausted
-from etsuite.backends.harness.remote.spec import RunnerSpec
+from etsuite.backends.harness.remote.spec import Reply, RunnerSpec
 
 
 def _lost(what: str) -> RuntimeStatus:
