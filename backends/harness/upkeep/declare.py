@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable
 
 from etsuite.backends.harness.contract.statuses import OUT_OF_RULE, Status
 from etsuite.backends.harness.flows.expectations import (
@@ -105,7 +106,7 @@ def declaration(sweep: CaseSweep, sqnr_floor: float | None = None) -> Declaratio
     return replace(seen, kind="non-strict", statuses=failed_with)
 
 
-def with_history(entry: Expectation, decided) -> Expectation:
+def with_history(entry: Expectation, decided: Iterable[Declaration]) -> Expectation:
     """`entry` with the sweep figures of the cases it was decided from (`decided`:
     Declarations; the case that failed at the fewest seeds speaks for the entry). One
     run is no sweep, and a sweep narrower than the one the entry records leaves its
