@@ -29,7 +29,7 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import agent, exchange, native, resident
@@ -42,6 +42,9 @@ from etsuite.backends.harness.remote.spec import (  # RunnerKind and Reply: for 
     parse_address,
     parse_options,
 )
+
+if TYPE_CHECKING:
+    import pytest
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 DEFAULT_CONNECT_TIMEOUT = 10   # ssh's ConnectTimeout
@@ -102,8 +105,9 @@ def _untar(data: bytes, folder: str) -> None:
     agent.extract_flat(io.BytesIO(data), folder)
 
 
-def _run(argv, spec: RunnerSpec, data: bytes = b"", shell: bool = False, env=None,
-         tied: bool = False):
+def _run(argv: str | list[str], spec: RunnerSpec, data: bytes = b"", shell: bool = False,
+         env: dict[str, str] | None = None, tied: bool = False
+         ) -> subprocess.CompletedProcess[bytes]:
     """One command with the spec's time limit; no answer in time is a lost device.
     `tied`: the command ties its life to ours itself (the native runner's
     --die-with-parent), so it starts without a preexec function, which would force a fork
@@ -172,7 +176,8 @@ def _keeps_agent(spec: RunnerSpec) -> bool:
     return value == "yes"
 
 
-def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: str) -> Reply | None:
+def resident_exchange(kind: RunnerKind, spec: RunnerSpec, files: dict[str, bytes],
+                      folder: str) -> Reply | None:
     """The job through the device's resident agent (remote/resident.py), when its kind
     keeps one (`kind.resident(spec)`); None when it does not (the kind's own exchange
     runs). `folder`: the run's pool folder, where the relay's socket lives."""
@@ -218,7 +223,8 @@ def fill_template(template: str, values: dict[str, str]) -> str:
                   template)
 
 
-def _exchange_in_folders(spec: RunnerSpec, files: dict[str, bytes], command,
+def _exchange_in_folders(spec: RunnerSpec, files: dict[str, bytes],
+                         command: Callable[[str, str, list[str]], str | list[str]],
                          tied: bool = False) -> Reply:
     """cmd and native: the job written to a local folder, `command(job, out, input names)`
     run (a shell string, or an argv list run directly; `tied` as for _run), the answer
@@ -346,7 +352,7 @@ class ProcessKind:
         return _stream_exchange(argv, spec, _tar(files), marked=False)
 
 
-def _address_spec(kind, text: str) -> RunnerSpec:
+def _address_spec(kind: SshKind | AdbKind, text: str) -> RunnerSpec:
     user, host, port, query = parse_address(text, kind.name)
     options = parse_options(text, query, kind.options, kind.name)
     name = f"{kind.name}://{f'{user}@' if user else ''}{host}{f':{port}' if port else ''}"
@@ -497,7 +503,7 @@ BUILTIN_KINDS: tuple[RunnerKind, ...] = (ProcessKind(), SshKind(), AdbKind(), Cm
                                          NativeKind())
 
 
-def known_kinds(config) -> tuple[RunnerKind, ...]:
+def known_kinds(config: pytest.Config) -> tuple[RunnerKind, ...]:
     """The built-in kinds, then those plugins add (`pytest_etsuite_runner_kinds`); a name
     taken twice is a SpecError (the session makes it a usage error)."""
     added = [kind for kinds in config.hook.pytest_etsuite_runner_kinds(config=config)

@@ -16,12 +16,17 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import tempfile
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from etsuite.backends.harness import workers
 from etsuite.backends.harness.remote.kinds import RunnerKind, known_kinds, split_specs
 from etsuite.backends.harness.remote.runtime import RunnerRuntime
 from etsuite.backends.harness.remote.spec import RunnerChoice, RunnerSpec, SpecError
+
+if TYPE_CHECKING:
+    import pytest
+
+    from etsuite.backends.harness.flows.flow import Flow
 
 RUNNERS_INI = "etsuite_runners"
 RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
@@ -32,7 +37,7 @@ RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this p
                 "several specs separated by commas are a pool (repeatable)")
 
 
-def addoption(group, parser) -> None:
+def addoption(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     group.addoption("--runner", action="append", default=[], metavar="PATTERN=SPEC",
                     help=RUNNERS_HELP)
     parser.addini(RUNNERS_INI, type="linelist", default=[],
@@ -54,7 +59,7 @@ def parse_choice(text: str, source: str, kinds: Sequence[RunnerKind] | None = No
     return RunnerChoice(pattern.strip(), tuple(parsed), text.strip(), source)
 
 
-def parse_choices(config) -> list[RunnerChoice]:
+def parse_choices(config: pytest.Config) -> list[RunnerChoice]:
     ini = f"{RUNNERS_INI} in {config.inipath or 'the ini file'}"
     lines = [(line, ini) for line in config.getini(RUNNERS_INI)]
     lines += [(line, "--runner") for line in config.getoption("runner", None) or []]
@@ -79,7 +84,7 @@ def apply_runners(flows: dict, choices: list[RunnerChoice], folder: str | None) 
     return replaced
 
 
-def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
+def pool_folder(config: pytest.Config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
     """(the run's pool folder, whether this process made it and removes it)."""
     if not choices:
         return None, False
@@ -89,6 +94,6 @@ def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
     return tempfile.mkdtemp(prefix="etsuite-runners-"), True
 
 
-def specs_of(flow) -> tuple[RunnerSpec, ...]:
+def specs_of(flow: Flow) -> tuple[RunnerSpec, ...]:
     runtime = flow.runtime
     return runtime.specs if isinstance(runtime, RunnerRuntime) else ()

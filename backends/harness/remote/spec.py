@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 DEFAULT_TIMEOUT = 240.0        # seconds one exchange may take before the device is lost
@@ -41,7 +41,7 @@ class RunnerSpec:
     options: tuple = ()        # sorted (key, value) pairs
     runner_kind: RunnerKind | None = field(default=None, compare=False, repr=False)
 
-    def option(self, key: str, default=None):
+    def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
 
     @property
