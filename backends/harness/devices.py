@@ -23,7 +23,7 @@ class RunnerSession:
     def __init__(self, state: SessionState):
         self.state = state
 
-    def pytest_report_header(self, config) -> list[str]:
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = []
         for choice in self.state.runners:
             flows = [f.name for f in self.state.selected
@@ -37,7 +37,7 @@ class RunnerSession:
                          f"(from {choice.source})")
         return lines
 
-    def pytest_terminal_summary(self, terminalreporter) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         folder = self.state.runner_folder
         if folder is None or workers.is_xdist_worker(terminalreporter.config):
             return
@@ -47,7 +47,7 @@ class RunnerSession:
                 f"pool: {reason}")
 
     @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self, config) -> None:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         folder = self.state.runner_folder
         if folder and self.state.owns_runner_folder and os.path.isdir(folder):
             resident.stop_relays(folder)  # (they would go within a second anyway)

@@ -33,7 +33,7 @@ class RunIdentity:
     plan: dict | None = None  # sharding.Plan.facts(), learnt at collection
 
     @classmethod
-    def from_config(cls, config) -> "RunIdentity":
+    def from_config(cls, config: pytest.Config) -> "RunIdentity":
         option = config.option
         run_id = option.run_id or os.environ.get("ETSUITE_RUN_ID") or (
             f"gh-{os.environ['GITHUB_RUN_ID']}" if os.environ.get("GITHUB_RUN_ID") else "local")
@@ -74,7 +74,7 @@ class Resumed:
     tests: dict[str, dict]  # node id -> {when: stream report entry}
 
     @property
-    def seed(self):
+    def seed(self) -> int | None:
         return self.facts.seed
 
 
@@ -102,7 +102,7 @@ class SessionState:
     localize: LocalizePolicy = field(default_factory=LocalizePolicy)  # --localize, its budget
     selected_backends: set[str] = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.selected_backends = {f.backend for f in self.selected}
 
 
