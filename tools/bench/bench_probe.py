@@ -8,6 +8,10 @@ from __future__ import annotations
 import json
 import os
 import resource
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _rss_mb() -> float:
@@ -39,16 +43,16 @@ _samples: list[float] = []
 _startup: list[float | None] = []
 
 
-def pytest_runtest_logstart(nodeid, location):
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     if not _startup:
         _startup.append(_seconds_since_process_start())
 
 
-def pytest_runtest_logfinish(nodeid, location):
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _samples.append(round(_rss_mb(), 1))
 
 
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> None:
     folder = os.environ.get("ETSUITE_BENCH_PROBE_DIR")
     if not folder or not _samples:
         return
