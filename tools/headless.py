@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL_HINT = ("install Debian's chromium package (apt-get install -y chromium; .ci/run does "
@@ -88,7 +89,7 @@ class Browser:
     def __enter__(self) -> "Browser":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def running(self) -> bool:
@@ -187,7 +188,7 @@ class Page:
         self.wait_for(ready, timeout)
         return time.monotonic() - begun
 
-    def evaluate(self, expression: str):
+    def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression (promises are awaited); a thrown error
         raises BrowserError with its text."""
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
@@ -198,7 +199,7 @@ class Page:
             raise BrowserError(f"JavaScript error: {text}")
         return result["result"].get("value")
 
-    def wait_for(self, expression: str, timeout: float = 30.0, every: float = 0.05):
+    def wait_for(self, expression: str, timeout: float = 30.0, every: float = 0.05) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             try:

@@ -15,16 +15,22 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from etsuite.backends.harness.contract.statuses import FAILING, Status
 from etsuite.backends.harness.flows.runtimes import delegate_ids
 from etsuite.backends.harness.remote import exchange
 
+if TYPE_CHECKING:
+    import pytest
+
+    from etsuite.backends.harness.case.pipeline import Replay
+
 CAP_FILE = "CAP_REACHED"
 DEFAULT_CAP_MB = 256
 
 
-def addoption(group) -> None:
+def addoption(group: pytest.OptionGroup) -> None:
     group.addoption("--artifacts", default=None, metavar="DIR",
                     help="write the .pte, inputs and eager/runtime outputs of each failing "
                          "subtest under DIR (default: $ETSUITE_ARTIFACTS; reports/artifacts "
@@ -43,7 +49,7 @@ class ArtifactPolicy:
     cap_bytes: int = DEFAULT_CAP_MB * 2**20
 
     @classmethod
-    def from_config(cls, config) -> "ArtifactPolicy | None":
+    def from_config(cls, config: pytest.Config) -> "ArtifactPolicy | None":
         root = config.getoption("artifacts", None) or os.environ.get("ETSUITE_ARTIFACTS") \
             or ("reports/artifacts" if os.environ.get("CI") else None)
         if not root:
@@ -54,7 +60,7 @@ class ArtifactPolicy:
     def wants(self, status: Status) -> bool:
         return self.every or status in FAILING
 
-    def write(self, test_id: str, subtest: int, replay, status: Status,
+    def write(self, test_id: str, subtest: int, replay: Replay, status: Status,
               seed: int | None) -> str | None:
         """Write one subtest's files (`replay` is the pipeline's `Replay`); returns their
         folder, or None past the cap."""
@@ -79,7 +85,7 @@ class ArtifactPolicy:
         return folder
 
 
-def _saved(value) -> bytes:
+def _saved(value: Any) -> bytes:
     import io
 
     import torch

@@ -11,6 +11,7 @@ xdist, go longest first.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 import pytest
 
@@ -38,7 +39,7 @@ def opted_out(path: Path, config: pytest.Config) -> bool:
                    for arg in config.args)
 
 
-def register_markers(config, flows) -> None:
+def register_markers(config: pytest.Config, flows: Iterable[Flow]) -> None:
     """`backend_<name>` and `flow_<name>` for every known flow, selected or not, so that
     `-m` and --strict-markers accept them all."""
     flows = list(flows)
@@ -153,7 +154,7 @@ class Collection:
         session.config.stash[FLOWS_IN_RUN_KEY] = list(used.values())
         session.config.stash[TESTS_IN_RUN_KEY] = tests
 
-    def _entries_naming_nothing(self, config) -> list[str]:
+    def _entries_naming_nothing(self, config: pytest.Config) -> list[str]:
         """declared.entries_naming_nothing for every selected flow, over what this run
         collected: whole files, except those asked for by node id (`file::test`); a file
         that does not exist counts only where the rootdir is this repository."""
@@ -175,7 +176,7 @@ class Collection:
                 flow.expectations, flow.name, cases, narrowed, root, folders)))
         return list(lines)
 
-    def _outside_selection(self, item) -> bool:
+    def _outside_selection(self, item: pytest.Item) -> bool:
         """Drop items of other backends than the selected ones (e.g. their own test/
         folder), flows of another backend than the one a test is marked for, and items
         whose flow parametrization came out empty."""
@@ -190,7 +191,7 @@ class Collection:
             return False
         return bool(backends) and not (backends & self.state.selected_backends)
 
-    def _not_checked(self, config, item) -> bool:
+    def _not_checked(self, config: pytest.Config, item: pytest.Item) -> bool:
         """With --declared: drop what no expectation names, unless the rotating sample
         takes it; tests that use no flow are not the check's business."""
         if not config.option.declared:
@@ -211,7 +212,8 @@ class Collection:
         return [Item(item.nodeid, getattr(flow_of(item, self.state), "name", None))
                 for item in items]
 
-    def _shard_of(self, config, items: list, durations: dict[str, float]) -> tuple[list, list]:
+    def _shard_of(self, config: pytest.Config, items: list,
+                  durations: dict[str, float]) -> tuple[list, list]:
         """(this shard's items, the others'): the same on the pytest process and on every
         xdist worker, which all collect the same items and read the same durations."""
         run = self.state.run

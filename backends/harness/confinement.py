@@ -24,6 +24,7 @@ import stat
 import sys
 import tempfile
 import time
+from typing import Any
 
 # The temporary folder of the outermost pytest session, kept for what outlives a test.
 SESSION_TMP_ENV = "ETSUITE_SESSION_TMPDIR"
@@ -54,7 +55,7 @@ def remove_scratch(folder: str) -> None:
     """In the parent, after `end_session`: the folder and everything in it, even entries
     the test made read-only."""
 
-    def writable_then_again(function, path, _error):
+    def writable_then_again(function: Any, path: str, _error: Any) -> None:
         with contextlib.suppress(OSError):
             os.chmod(os.path.dirname(path), stat.S_IRWXU)
             if os.path.isdir(path) and not os.path.islink(path):

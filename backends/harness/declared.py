@@ -15,16 +15,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.expectations import Expectations, matches
 from etsuite.backends.harness.sharding import ShardError, parse_shard
 
+if TYPE_CHECKING:
+    import pytest
+
 # The kinds whose verdicts a run can prove stale (a skip is not run, so it cannot).
 CHECKED_KINDS = ("fail", "tolerance", "must_delegate")
 
 
-def addoption(group) -> None:
+def addoption(group: pytest.OptionGroup) -> None:
     group.addoption("--declared", nargs="?", const="all", default=None, type=_declared_arg,
                     metavar="WHAT",
                     help="run only the cases an expectations file names (known failures, "
@@ -41,7 +45,7 @@ def addoption(group) -> None:
                          "failure")
 
 
-def check_options(option) -> None:
+def check_options(option: argparse.Namespace) -> None:
     """A sample without --declared would run nothing extra: say so (ValueError)."""
     if not option.declared and (option.declared_sample or option.passing_sample):
         raise ValueError("--declared-sample and --passing-sample go with --declared")
@@ -80,7 +84,8 @@ def is_declared(expectations: Expectations, flow: str, case: str,
                for e in expectations.entries)
 
 
-def checked(expectations: Expectations, flow: str, case: str, nodeid: str, option) -> bool:
+def checked(expectations: Expectations, flow: str, case: str, nodeid: str,
+            option: argparse.Namespace) -> bool:
     """Whether a `--declared` run (its pytest options in `option`) runs this item."""
     if is_declared(expectations, flow, case, option.declared):
         return True

@@ -21,7 +21,7 @@ class TestRunnerFixture:
         self.state = state
 
     @pytest.fixture
-    def test_runner(self, request):
+    def test_runner(self, request: pytest.FixtureRequest) -> TestRunner:
         """The per-flow runner: `test_runner.lower_and_run_model(model, inputs)`.
 
         Seeds torch, random and numpy from (session seed, test case without the flow)

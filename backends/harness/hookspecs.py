@@ -10,7 +10,7 @@ import pytest
 if TYPE_CHECKING:  # for the annotations only: flow.py is not loaded with the hookspecs
     from etsuite.backends.harness.contract.statuses import Status
     from etsuite.backends.harness.flows.flow import Flow
-    from etsuite.backends.harness.remote.kinds import RunnerKind
+    from etsuite.backends.harness.remote.spec import RunnerKind
 
 
 def pytest_etsuite_flows(config: pytest.Config) -> list[Flow]:
@@ -20,7 +20,7 @@ def pytest_etsuite_flows(config: pytest.Config) -> list[Flow]:
 
 def pytest_etsuite_runner_kinds(config: pytest.Config) -> list[RunnerKind]:
     """Return runner kinds to add to the built-in ones (process, ssh, adb, cmd, native): objects
-    of the `remote.kinds.RunnerKind` shape, e.g. a board reached over a vendor's own
+    of the `remote.spec.RunnerKind` shape, e.g. a board reached over a vendor's own
     transport. A `--runner` spec goes to the first kind that claims it. Called once at
     configure time, and only when a runner is asked for."""
 

@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 import traceback
+from typing import IO, Any, Callable
 
 import pytest
 from _pytest.runner import runtestprotocol
@@ -39,7 +40,7 @@ from etsuite.backends.harness import confinement
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.statuses import Status
 
-PROGRESS_KEY = pytest.StashKey[object]()
+PROGRESS_KEY = pytest.StashKey[Callable[[dict], None]]()
 CRASH_TARGET_KEY = pytest.StashKey[tuple]()
 # The stages whose crash a second run bisects (case/bisection.py): the backend's.
 LOCALIZED_CRASH_STAGES = ("lower", "serialize", "load", "run")
@@ -59,7 +60,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def addoption(group, parser):
+def addoption(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     group.addoption("--isolation", choices=("fork", "none"), default=None,
                     help="run each test in a forked child (default where fork exists) "
                          "or in the pytest process itself (none: no crash or hang protection)")
@@ -70,7 +71,7 @@ def addoption(group, parser):
                        "the longest matching prefix wins, '=SECONDS' is the fallback")
 
 
-def register_markers(config):
+def register_markers(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "time_limit(seconds): this test's time limit under fork isolation")
 
@@ -79,7 +80,7 @@ class SettingError(ValueError):
     """A bad setting, with where it came from; the plugin turns it into a usage error."""
 
 
-def parse_time_limits(config) -> list[tuple[str, float]]:
+def parse_time_limits(config: pytest.Config) -> list[tuple[str, float]]:
     """The ini lines as (path prefix, seconds), longest prefix first. Raises SettingError
     naming the bad line and the file it came from."""
     where = f"{TIME_LIMITS_INI} in {config.inipath or 'the ini file'}"
@@ -95,7 +96,7 @@ def parse_time_limits(config) -> list[tuple[str, float]]:
     return sorted(parsed, key=lambda entry: -len(entry[0]))
 
 
-def check_time_limit_marker(item) -> None:
+def check_time_limit_marker(item: pytest.Item) -> None:
     """A time_limit marker takes one positive number of seconds; raises SettingError."""
     marker = item.get_closest_marker("time_limit")
     if marker is None:
@@ -109,7 +110,7 @@ def check_time_limit_marker(item) -> None:
         raise SettingError(f"{item.nodeid}: @pytest.mark.time_limit {error}") from None
 
 
-def isolation_mode(config) -> str:
+def isolation_mode(config: pytest.Config) -> str:
     chosen = config.option.isolation
     if chosen is None:
         chosen = "fork" if hasattr(os, "fork") else "none"
@@ -118,19 +119,19 @@ def isolation_mode(config) -> str:
     return chosen
 
 
-def header_line(config) -> str:
+def header_line(config: pytest.Config) -> str:
     mode = isolation_mode(config)
     if mode == "fork":
         return "etsuite: isolation fork (one child per test; crashes and hangs are contained)"
     return "etsuite: isolation none (a crash ends the session, hangs are not interrupted)"
 
 
-def progress_sink(item):
+def progress_sink(item: pytest.Item) -> Callable[[dict], None]:
     """Where the test's runner sends progress events: the pipe in a forked child."""
     return item.stash.get(PROGRESS_KEY, lambda event: None)
 
 
-def crash_target(item) -> tuple[int, str] | None:
+def crash_target(item: pytest.Item) -> tuple[int, str] | None:
     """(subtest, stage) the test's first child died at, in the run that localizes it."""
     return item.stash.get(CRASH_TARGET_KEY, None)
 
@@ -139,13 +140,14 @@ class IsolationPlugin:
     """Registered by the plugin only when isolation is on. `prime` is called once, in
     the parent, before the first test that uses the harness is forked."""
 
-    def __init__(self, config, time_limits: list[tuple[str, float]], prime):
+    def __init__(self, config: pytest.Config, time_limits: list[tuple[str, float]],
+                 prime: Callable[[], None]):
         self.config = config
         self.time_limits = time_limits
         self.prime = prime
         self.warmed_up = False
 
-    def time_limit(self, item) -> float:
+    def time_limit(self, item: pytest.Item) -> float:
         """--time-limit, else the test's time_limit marker, else the suite default."""
         if self.config.option.time_limit:
             return self.config.option.time_limit
@@ -168,7 +170,7 @@ class IsolationPlugin:
         return True
 
 
-def _child_main(item, write_fd: int, dump_file) -> None:
+def _child_main(item: pytest.Item, write_fd: int, dump_file: IO[bytes]) -> None:
     """Runs in the forked child; never returns. A fatal signal's faulthandler dump goes
     to `dump_file`, which the parent reads into the crash record, not to the console."""
     code = 0
@@ -198,7 +200,7 @@ def _child_main(item, write_fd: int, dump_file) -> None:
         os._exit(code)
 
 
-def run_in_child(item, limit: float) -> list:
+def run_in_child(item: pytest.Item, limit: float) -> list:
     """The test's reports, from a forked child; a lost child's made by the plugin, with
     the crash localized by a second child when it died in a backend's stage."""
     events, status, timed_out, duration, dump = _fork(item, limit)
@@ -215,7 +217,7 @@ def run_in_child(item, limit: float) -> list:
                                localization)]
 
 
-def localize_crash(item, subtest: int, stage: str, limit: float) -> dict | None:
+def localize_crash(item: pytest.Item, subtest: int, stage: str, limit: float) -> dict | None:
     """Run the test again in a second child that stops before the stage its first child
     died in, at that subtest, and bisects the crash there (each attempt forked); the
     localization its record of that subtest holds. None: the case is not localized."""
@@ -236,7 +238,7 @@ def localize_crash(item, subtest: int, stage: str, limit: float) -> dict | None:
                       f"subtest {subtest} was recorded"}
 
 
-def _fork(item, limit: float) -> tuple[list, int, bool, float, str | None]:
+def _fork(item: pytest.Item, limit: float) -> tuple[list, int, bool, float, str | None]:
     """Run the test's protocol in a forked child: its events, exit status, whether it
     was killed at `limit`, the seconds it took and a fatal signal's faulthandler dump.
     The test is over when the child exits (a process it left behind may hold the pipe
@@ -273,7 +275,7 @@ def _fork(item, limit: float) -> tuple[list, int, bool, float, str | None]:
     return events, status, timed_out, duration, dump
 
 
-def _report_from_json(config, data: dict):
+def _report_from_json(config: pytest.Config, data: dict) -> Any:
     report = config.hook.pytest_report_from_serializable(config=config, data=data)
     if isinstance(report.longrepr, list):  # a skip's (path, line, reason); JSON made it a list
         report.longrepr = tuple(report.longrepr)
@@ -310,7 +312,7 @@ def _collect_events(read_fd: int, pid: int, deadline: float) -> tuple[list, bool
             exited.close()
 
 
-def _exit_watch(pid: int):
+def _exit_watch(pid: int) -> IO[bytes] | None:
     """A file that becomes readable when the child exits (Linux's pidfd); None elsewhere,
     where the child is polled."""
     if not hasattr(os, "pidfd_open"):
@@ -355,8 +357,9 @@ def _where_lost(events: list) -> tuple[int, str | None]:
     return len(records), last_stage
 
 
-def _lost_child_report(item, events, status, timed_out, limit, duration, dump=None,
-                       localization=None):
+def _lost_child_report(item: pytest.Item, events: list, status: int, timed_out: bool,
+                       limit: float, duration: float, dump: str | None = None,
+                       localization: dict | None = None) -> pytest.TestReport:
     """The child ended without reporting: say how, and let the plugin make the report."""
     records = [e["record"] for e in events if e["event"] == "record"]
     _, last_stage = _where_lost(events)

@@ -6,6 +6,8 @@ all ask the same questions, so the answers live here once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from etsuite.backends.harness.case.runner import TestContext, TestRunner, new_record
@@ -29,7 +31,7 @@ def flow_of(item: pytest.Item, state: SessionState) -> Flow | None:
     return state.flows.get(name) if isinstance(name, str) else None
 
 
-def case_of(item, flow) -> str:
+def case_of(item: pytest.Item, flow: Flow | None) -> str:
     return case_id(item.nodeid, flow.name if flow else None)
 
 
@@ -44,7 +46,7 @@ def suite_of(nodeid: str) -> str:
     return parts[0] if len(parts) > 1 else "."
 
 
-def repro_command(flow, nodeid: str, seed: int) -> str:
+def repro_command(flow: Flow | None, nodeid: str, seed: int) -> str:
     """The record's repro: through `tox -e <backend>` for this repository's backends
     (each has a tox environment of its name), else plain pytest; with the `--runner`
     option that chose the flow's runner, if one did."""
@@ -73,7 +75,7 @@ def context_of(item: pytest.Item, flow: Flow | None,
 
 
 def record_for_item(item: pytest.Item, state: SessionState, subtest: int,
-                    **found) -> SubtestRecord:
+                    **found: Any) -> SubtestRecord:
     """A record with the item's identity (test id, flow, seed, repro) and what was
     found, for results no subtest produced: collection-time skips, crashes, timeouts."""
     flow = flow_of(item, state)

@@ -10,7 +10,7 @@ concern, the way pytest-xdist's plugin.py declares options and registers `DSessi
                                     lost child alike
     workers.XdistCoordination       what an xdist controller and its workers tell each other
     session_end.SessionEnd          the exit status
-    remote.placement.RunnerSession  runners in the header, devices lost, the pool folder
+    devices.RunnerSession           runners in the header, devices lost, the pool folder
     isolation.IsolationPlugin       each test in a forked child (when isolation is on)
     recording.ResultsStream         the results stream and the JSON report's contents
 
@@ -28,6 +28,7 @@ from etsuite.backends.harness import (
     artifacts,
     collection,
     declared,
+    devices,
     fixture,
     hookspecs,
     isolation,
@@ -141,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     register(verdicts.Verdicts(state), "etsuite-verdicts")
     register(workers.XdistCoordination(config, state), "etsuite-xdist")
     register(session_end.SessionEnd(state), "etsuite-session-end")
-    register(placement.RunnerSession(state), "etsuite-runners")
+    register(devices.RunnerSession(state), "etsuite-runners")
     if isolation.isolation_mode(config) == "fork":
         register(isolation.IsolationPlugin(config, state.time_limits,
                                            lambda: fixture.prime(config, state)),

@@ -20,8 +20,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -30,23 +29,23 @@ from etsuite.backends.harness.contract.facts import FlowFacts, SessionFacts
 from etsuite.backends.harness.contract.record import trim_error
 from etsuite.backends.harness.contract.report import put_facts, put_records
 from etsuite.backends.harness.flows.registry import backend_folders
-from etsuite.backends.harness.state import SessionState
+from etsuite.backends.harness.state import Resumed, SessionState
 from etsuite.backends.harness.workers import is_xdist_worker
 
 EXIT_REPORT_PATH = 6  # the report path cannot be written
 RECORDS_ATTRIBUTE = "etsuite_records"
 
 
-def attach_records(report, records: list[dict]) -> None:
+def attach_records(report: pytest.TestReport, records: list[dict]) -> None:
     """Carry a test's record dicts on its report (plain data: xdist serializes it)."""
     setattr(report, RECORDS_ATTRIBUTE, records)
 
 
-def records_of(report) -> list[dict]:
+def records_of(report: pytest.TestReport) -> list[dict]:
     return getattr(report, RECORDS_ATTRIBUTE, None) or []
 
 
-def addoption(group):
+def addoption(group: pytest.OptionGroup) -> None:
     group.addoption("--results-stream", default=None, metavar="PATH",
                     help="append one JSON line per finished test here (default: next to "
                          "--json-report-file, as NAME.partial.jsonl)")
@@ -56,32 +55,18 @@ def addoption(group):
                          "were (same seed, same selection)")
 
 
-def stream_path(config) -> str | None:
+def stream_path(config: pytest.Config) -> str | None:
     json_path = _json_path(config)
     return config.option.results_stream or (cs.stream_path_for(json_path) if json_path else None)
 
 
-def _json_path(config) -> str | None:
+def _json_path(config: pytest.Config) -> str | None:
     return getattr(config.option, "json_report_file", None) if getattr(
         config.option, "json_report", False) else None
 
 
 class ResumeError(ValueError):
     """A results stream that --resume cannot continue; the plugin makes it a usage error."""
-
-
-@dataclass
-class Resumed:
-    """What a killed run left in its results stream: its facts and, for each test that
-    ended, its phase reports as the stream holds them."""
-
-    path: str
-    facts: SessionFacts
-    tests: dict[str, dict]  # node id -> {when: stream report entry}
-
-    @property
-    def seed(self):
-        return self.facts.seed
 
 
 def load_resumed(path: str) -> Resumed:
@@ -104,7 +89,7 @@ def load_resumed(path: str) -> Resumed:
     return Resumed(path, facts, cs.ended_tests(entries[1:]))
 
 
-def resumed_run(config) -> Resumed | None:
+def resumed_run(config: pytest.Config) -> Resumed | None:
     """The run --resume continues (None without --resume, or when no stream is left)."""
     path = stream_path(config)
     if not config.option.resume or is_xdist_worker(config):
@@ -150,7 +135,7 @@ class ResumedOutcome:
             f"({counts}), in the report as they were")
 
 
-def _fail_unwritable(path: str, error: OSError):
+def _fail_unwritable(path: str, error: OSError) -> NoReturn:
     sys.stderr.write(f"etsuite: cannot write report file {path}: {error.strerror or error}\n")
     pytest.exit(f"cannot write report file {path}", returncode=EXIT_REPORT_PATH)
 
@@ -280,7 +265,7 @@ def session_facts(state: SessionState) -> SessionFacts:
     """Session facts stored in every report (JSON and stream)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    def package_version(name):
+    def package_version(name: str) -> str | None:
         try:
             return version(name)
         except PackageNotFoundError:

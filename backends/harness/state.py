@@ -13,13 +13,12 @@ import pytest
 
 from etsuite.backends.harness.case.runner import LocalizePolicy
 from etsuite.backends.harness.case.seeds import derive_seed
-from etsuite.backends.harness.contract.facts import RunFacts
+from etsuite.backends.harness.contract.facts import RunFacts, SessionFacts
 from etsuite.backends.harness.flows.flow import Flow
 
 if TYPE_CHECKING:  # for the annotations only
     from etsuite.backends.harness.artifacts import ArtifactPolicy
-    from etsuite.backends.harness.recording import Resumed
-    from etsuite.backends.harness.remote.placement import RunnerChoice
+    from etsuite.backends.harness.remote.spec import RunnerChoice
 
 
 @dataclass
@@ -34,7 +33,7 @@ class RunIdentity:
     plan: dict | None = None  # sharding.Plan.facts(), learnt at collection
 
     @classmethod
-    def from_config(cls, config) -> "RunIdentity":
+    def from_config(cls, config: pytest.Config) -> "RunIdentity":
         option = config.option
         run_id = option.run_id or os.environ.get("ETSUITE_RUN_ID") or (
             f"gh-{os.environ['GITHUB_RUN_ID']}" if os.environ.get("GITHUB_RUN_ID") else "local")
@@ -66,6 +65,20 @@ class RunIdentity:
 
 
 @dataclass
+class Resumed:
+    """What a killed run left in its results stream: its facts and, for each test that
+    ended, its phase reports as the stream holds them."""
+
+    path: str
+    facts: SessionFacts
+    tests: dict[str, dict]  # node id -> {when: stream report entry}
+
+    @property
+    def seed(self) -> int | None:
+        return self.facts.seed
+
+
+@dataclass
 class SessionState:
     """The session's settings, built once at configure time (`session.build_state`) and
     handed to every plugin object. What is learnt as the session runs is kept apart, in
@@ -89,7 +102,7 @@ class SessionState:
     localize: LocalizePolicy = field(default_factory=LocalizePolicy)  # --localize, its budget
     selected_backends: set[str] = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.selected_backends = {f.backend for f in self.selected}
 
 

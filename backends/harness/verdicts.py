@@ -43,6 +43,8 @@ from etsuite.backends.harness.state import SessionState
 if TYPE_CHECKING:  # xdist's types, for the annotations only
     from xdist.scheduler.protocol import Scheduling
 
+    from etsuite.backends.harness.flows.flow import Flow
+
 
 @dataclass
 class Outcome:
@@ -55,7 +57,7 @@ class Outcome:
     skip: str | None = None        # no subtest passed (nor failed): why
 
 
-def decide(flow, case: str, records: list[SubtestRecord], repro: str | None = None,
+def decide(flow: Flow | None, case: str, records: list[SubtestRecord], repro: str | None = None,
            lost: str | None = None, host: str | None = None) -> Outcome:
     """The final statuses (records are updated in place) and the test's outcome.
 
@@ -67,7 +69,8 @@ def decide(flow, case: str, records: list[SubtestRecord], repro: str | None = No
     if flow is not None:
         check_budgets(flow.budgets, flow.name, case, records, host)
     verdict = judge(flow.expectations, flow.name, case, records) if flow else Verdict()
-    xfail = f"{flow.name}: {verdict.xfail_reason}" if verdict.xfail_reason else None
+    # (no flow: the Verdict() above, with no xfail reason)
+    xfail = f"{flow.name}: {verdict.xfail_reason}" if verdict.xfail_reason else None  # type: ignore[union-attr]
     if lost is not None:
         failure = f"{lost}\n{verdict.failure}" if verdict.failure else lost
         return Outcome(records, xfail=xfail, failure=None if xfail else failure)
@@ -82,7 +85,7 @@ def decide(flow, case: str, records: list[SubtestRecord], repro: str | None = No
     return Outcome(records)
 
 
-def _failure_message(verdict: Verdict, failing: list, records: list, repro) -> str:
+def _failure_message(verdict: Verdict, failing: list, records: list, repro: str | None) -> str:
     """First line says how (for the short summary), then every failing subtest."""
     lines = []
     if verdict.failure:
@@ -102,7 +105,8 @@ def _failure_message(verdict: Verdict, failing: list, records: list, repro) -> s
     return "\n".join(lines)
 
 
-def follow_pytest_xfail(item, report, records: list[SubtestRecord]) -> None:
+def follow_pytest_xfail(item: pytest.Item, report: pytest.TestReport,
+                        records: list[SubtestRecord]) -> None:
     """pytest decided xfail itself (a marker, `pytest.xfail`): failing subtests are xfail;
     a strict xfail's unexpected pass (reported as failed) makes the passing ones xpass.
     For a flow's own expected failure, `decide` has done this already."""

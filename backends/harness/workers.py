@@ -9,7 +9,7 @@ Torch-free and free of the rest of the plugin, so that every part can ask
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,23 +29,23 @@ USAGE_ERROR_KEY = "etsuite_usage_error"
 SHARD_PLAN_KEY = "etsuite_shard_plan"
 
 
-def is_xdist_worker(config) -> bool:
+def is_xdist_worker(config: pytest.Config) -> bool:
     """A worker collects and runs tests but writes no report: its controller does."""
     return hasattr(config, "workerinput")
 
 
-def is_xdist_controller(config) -> bool:
+def is_xdist_controller(config: pytest.Config) -> bool:
     """A controller hands the tests to its workers and runs none itself."""
     return not is_xdist_worker(config) and config.getoption("dist", "no") != "no" \
         and bool(config.getoption("tx", None))
 
 
-def worker_count(config) -> int:
+def worker_count(config: pytest.Config) -> int:
     """How many processes share this run's tests (1 without xdist)."""
     return getattr(config, "workerinput", {}).get("workercount", 1)
 
 
-def controller_seed(config) -> tuple[int, str] | None:
+def controller_seed(config: pytest.Config) -> tuple[int, str] | None:
     """(seed, policy) the controller chose, on a worker; None elsewhere."""
     worker_input = getattr(config, "workerinput", None)
     if worker_input is None or SEED_KEY not in worker_input:
@@ -53,26 +53,27 @@ def controller_seed(config) -> tuple[int, str] | None:
     return worker_input[SEED_KEY], worker_input[SEED_POLICY_KEY]
 
 
-def controller_finished(config) -> set[str] | None:
+def controller_finished(config: pytest.Config) -> set[str] | None:
     """The tests a resumed run finished before, as the controller read them, on a
     worker (a worker does not read the stream itself); None elsewhere."""
     worker_input = getattr(config, "workerinput", None)
     return None if worker_input is None else set(worker_input.get(FINISHED_KEY, ()))
 
 
-def controller_runner_folder(config) -> str | None:
+def controller_runner_folder(config: pytest.Config) -> str | None:
     """The run's pool folder of runner devices (remote/pool.py), made by the controller
     and shared by every worker; None elsewhere."""
     return getattr(config, "workerinput", {}).get(RUNNER_FOLDER_KEY)
 
 
-def hand_over_shard_plan(config, plan: dict) -> None:
+def hand_over_shard_plan(config: Any, plan: dict) -> None:  # a Config; xdist's workeroutput
     """Only workers know the collected items: the controller reports their plan."""
     if is_xdist_worker(config):
         config.workeroutput[SHARD_PLAN_KEY] = plan
 
 
-def usage_error_at_collection(config, items, message: str) -> None:
+def usage_error_at_collection(config: Any, items: list[pytest.Item], message: str) -> None:
+    # (config: a pytest.Config, which has xdist's `workeroutput` on a worker)
     """Markers are only seen at collection, which xdist does in its workers, where a
     raised UsageError becomes an INTERNALERROR. A worker therefore runs nothing and hands
     the message to the controller (`pytest_testnodedown`), which ends the session with

@@ -46,32 +46,32 @@ _times: dict[str, float] = {}
 _startup: list[float | None] = []
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     _times["configured"] = time.time()
 
 
-def pytest_collection_finish(session):
+def pytest_collection_finish(session: pytest.Session) -> None:
     _times["collected"] = time.time()
 
 
-def pytest_runtest_logstart(nodeid, location):
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     if not _startup:
         _startup.append(_seconds_since_process_start())
         _times["first_test"] = time.time()
 
 
-def pytest_runtest_logfinish(nodeid, location):
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _samples.append(round(_rss_mb(), 1))
     _times["last_test"] = time.time()
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session):
+def pytest_sessionfinish(session: pytest.Session) -> None:
     _times["session_finish"] = time.time()
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> None:
     folder = os.environ.get("ETSUITE_BENCH_PROBE_DIR")
     if not folder:
         return

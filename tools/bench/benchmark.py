@@ -350,7 +350,7 @@ def _progress(line: str) -> None:
     print(f"benchmark: {line}", file=sys.stderr, flush=True)
 
 
-def parse_args(argv):
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default=",".join(DEFAULT_OPS),
                         help=f"operator modules (test_<op>.py), comma-separated "
@@ -515,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
 LOCALIZE_MODES = ("off", "undeclared", "all")
 
 
-def localization_table(modules: list[str], flows: list[str], options, scratch: str) -> str:
+def localization_table(modules: list[str], flows: list[str], options: argparse.Namespace,
+                       scratch: str) -> str:
     """Our modules under each --localize mode, alternating (`--repeat`): wall time, and
     per localized failure its seconds. `off` against `undeclared` (the default) is the
     cost of a run whose failures are all declared (the backend's expectations name them),
@@ -555,7 +556,7 @@ RUNNER_SPECS = ("process?resident=no", "process", "native?resident=no", "native"
 RUNNER_TARGET_MS = {"process": 50, "native": 50, "ssh": 150}
 
 
-def runner_table(modules: list[str], options, scratch: str) -> str:
+def runner_table(modules: list[str], options: argparse.Namespace, scratch: str) -> str:
     """Our modules on the xnnpack flow in process, then through each runner: wall time,
     and per subtest what the runner added, from the records: the exchange's time beyond
     the program's own load and run (`transfer`, plus the agent's `startup`)."""
@@ -594,7 +595,7 @@ def runner_table(modules: list[str], options, scratch: str) -> str:
     return table + ("\n\n" + "\n".join(lines) if lines else "")
 
 
-def own_modules(names: list[str], options) -> list[str]:
+def own_modules(names: list[str], options: argparse.Namespace) -> list[str]:
     """Our operator modules of the same names (the folder with --full)."""
     if options.full:
         return ["backends/suite/operators"]
@@ -602,7 +603,7 @@ def own_modules(names: list[str], options) -> list[str]:
             if os.path.exists(os.path.join("backends", "suite", "operators", name))]
 
 
-def own_suites_table(names: list[str], options, scratch: str) -> str:
+def own_suites_table(names: list[str], options: argparse.Namespace, scratch: str) -> str:
     """Our modules of the same names (every module with --full), timed per XNNPACK flow."""
     modules = own_modules(names, options)
     if not modules:

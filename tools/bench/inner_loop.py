@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Callable
 
 from tabulate import tabulate
 
@@ -77,7 +78,7 @@ class PrivateWarm:
     (found by its socket), and its CPU seconds so far; `stop` ends it and removes the
     folder."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.runtime = tempfile.mkdtemp(prefix="ewb", dir="/tmp")  # short: a socket path's limit
         self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime)
         self.env.pop("ETSUITE_WARM", None)
@@ -146,7 +147,7 @@ class Runner:
         return {"wall": wall, "cpu": cpu, "tests": tests, "ideal": summed / max(workers, 1)}
 
 
-def inner_loop(module: str, workers: str, progress) -> str:
+def inner_loop(module: str, workers: str, progress: Callable[[str], object]) -> str:
     """The table, as markdown."""
     n = int(workers)
     module_path = os.path.join("backends", "suite", "operators", module)

@@ -32,7 +32,7 @@ def case_share(result: TestResult) -> float | None:
     return min(found) if found else None
 
 
-def shares(merged: Merged, order) -> dict[tally.FlowKey, list[tuple[TestResult, float]]]:
+def shares(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, list[tuple[TestResult, float]]]:
     """Per flow that delegates, its lowered cases with their share, lowest first (then by
     node id): the cases a backend leaves to portable kernels lead."""
     portable_only = tally.non_delegating(merged)
@@ -89,7 +89,7 @@ def has_portable_run(merged: Merged) -> bool:
     return any(_timed(r) for r in merged.results if r.flow == PORTABLE)
 
 
-def runtimes(merged: Merged, order) -> list[FlowRuntime]:
+def runtimes(merged: Merged, order: list[tally.FlowKey]) -> list[FlowRuntime]:
     """Per flow other than portable with a timed case: each case's time per call relative
     to the portable run of the same case (same node id but the flow, same subtest index,
     measured the same way). Empty when no portable run was timed."""
@@ -143,7 +143,7 @@ class Breach:
         return over / under if under else math.inf
 
 
-def breaches(merged: Merged, order) -> dict[tally.FlowKey, list[Breach]]:
+def breaches(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, list[Breach]]:
     """Per flow, every breach of its `fail_budget` subtests, worst (measured/limit) first;
     a breach without figures (an older record) last, its error says what it was."""
     found: dict[tally.FlowKey, list[Breach]] = {}

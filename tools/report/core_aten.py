@@ -22,6 +22,11 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.contract.record import SubtestRecord
+    from etsuite.tools.report.loading import Merged, Run
 
 DATA_FILE = Path(__file__).resolve().parents[2] / "backends" / "suite" / "core_aten.toml"
 # The suites whose cases each test one op (the hand-written operator tests and the
@@ -62,7 +67,7 @@ def core_overload(name: str, core: frozenset[str] | set[str]) -> str | None:
     return None
 
 
-def ops_of_record(record, core: frozenset[str]) -> tuple[set[str], set[str]]:
+def ops_of_record(record: SubtestRecord, core: frozenset[str]) -> tuple[set[str], set[str]]:
     """The core overloads a record's lowered graph holds: (all of them, those a delegate
     took)."""
     delegated = {c for c in (core_overload(op, core) for op, n in
@@ -72,7 +77,7 @@ def ops_of_record(record, core: frozenset[str]) -> tuple[set[str], set[str]]:
     return delegated | outside, delegated
 
 
-def denominator(runs) -> frozenset[str] | None:
+def denominator(runs: Iterable[Run]) -> frozenset[str] | None:
     """The core overloads the runs' facts name (their union: merged runs of different
     torch versions count every op either tagged); None when no run carries them."""
     found: set[str] = set()
@@ -139,7 +144,7 @@ def _short_case(test_case: str) -> str:
     return test_case[len(prefix):] if test_case.startswith(prefix) else test_case
 
 
-def snapshot(merged) -> tuple[dict[str, list[str]], frozenset[str]]:
+def snapshot(merged: Merged) -> tuple[dict[str, list[str]], frozenset[str]]:
     """From loaded reports: {core overload: operator test cases whose lowered graph holds
     it, in any flow}, and the denominator. ValueError when no report names the core ops."""
     core = denominator(merged.runs)

@@ -5,6 +5,7 @@ cells, durations and counts."""
 from __future__ import annotations
 
 import contextlib
+from typing import Iterator
 
 import tabulate as tabulate_module
 
@@ -22,7 +23,7 @@ def table(headers: list[str], rows: list[list]) -> tuple[str, list[str]]:
 
 
 @contextlib.contextmanager
-def _narrow_chars():
+def _narrow_chars() -> Iterator[None]:
     saved = tabulate_module.WIDE_CHARS_MODE
     tabulate_module.WIDE_CHARS_MODE = False
     try:
@@ -31,7 +32,7 @@ def _narrow_chars():
         tabulate_module.WIDE_CHARS_MODE = saved
 
 
-def cell(value) -> str:
+def cell(value: object) -> str:
     """A table cell: one line, pipes escaped."""
     text = "" if value is None else str(value)
     return " ".join(text.split()).replace("|", "\\|")

@@ -18,7 +18,7 @@ import glob
 import json
 import os
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from etsuite.backends.harness.contract import stream as cs
 from etsuite.backends.harness.contract.facts import (
@@ -70,11 +70,11 @@ class Run:
     tests: int = 0
 
     @property
-    def seed(self):
+    def seed(self) -> int | None:
         return self.facts.seed if self.facts else None
 
     @property
-    def seed_policy(self):
+    def seed_policy(self) -> str | None:
         """Where the run's seed came from: a key of contract.facts.SEED_POLICIES, None in
         reports older than the key (`seed_policy_text` says it in words)."""
         return self.facts.seed_policy if self.facts else None
@@ -104,7 +104,7 @@ class Run:
 SEED_POLICY_NOT_RECORDED = "not recorded"
 
 
-def seed_policy_text(policy) -> str:
+def seed_policy_text(policy: str | None) -> str:
     """A seed policy key with what it means (contract.facts.SEED_POLICIES), e.g. "pinned: $ETSUITE_SEED
     ($ETSUITE_SEED, ...)". Reports older than the key say "not recorded"; a key this tool
     does not know (a newer writer) is shown as it is, never dropped."""
@@ -134,7 +134,7 @@ class TestResult:
     status: Status
 
     @property
-    def seed(self):
+    def seed(self) -> int | None:
         for record in self.records:
             if record.seed is not None:
                 return record.seed
@@ -259,7 +259,7 @@ def _too_large() -> str:
             f"(split the run into shards, docs/reference/outputs.md)")
 
 
-def _check_shape(path: str, value, shape, where: str, about: str = "") -> None:
+def _check_shape(path: str, value: Any, shape: object, where: str, about: str = "") -> None:
     """BadInput naming the file (and the test, when `about` says it) unless `value` has
     `shape`; `where` is how the message names the value (`tests[3]`)."""
     try:
@@ -268,7 +268,7 @@ def _check_shape(path: str, value, shape, where: str, about: str = "") -> None:
         raise BadInput(path, f"{about}{error}") from None
 
 
-def _check_facts(path: str, facts, version) -> SessionFacts:
+def _check_facts(path: str, facts: Any, version: Any) -> SessionFacts:
     if version != SCHEMA_VERSION:
         raise BadInput(path, f"unknown schema version {version!r} "
                              f"(this tool reads version {SCHEMA_VERSION})")
@@ -324,7 +324,7 @@ def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _result_from_json(path: str, index: int, test, run: Run) -> TestResult:
+def _result_from_json(path: str, index: int, test: Any, run: Run) -> TestResult:
     if not isinstance(test, dict) or not isinstance(test.get("nodeid"), str):
         raise BadInput(path, f"tests[{index}] has no node id")
     outcome = test.get("outcome")
@@ -354,7 +354,7 @@ def _deciding_phase(outcome: str, phases: dict) -> tuple[str | None, str | None]
     return None, None
 
 
-def _text(longrepr) -> str | None:
+def _text(longrepr: Any) -> str | None:
     if longrepr is None:
         return None
     if isinstance(longrepr, (list, tuple)) and len(longrepr) == 3:
@@ -373,7 +373,7 @@ def _collection_errors(collectors: list, run: Run) -> list[TestResult]:
     return found
 
 
-def _checked_records(path: str, nodeid: str, records) -> list[SubtestRecord]:
+def _checked_records(path: str, nodeid: str, records: Any) -> list[SubtestRecord]:
     if not isinstance(records, list):
         raise BadInput(path, f"{nodeid}: subtests are not a list")
     checked = []
@@ -385,7 +385,8 @@ def _checked_records(path: str, nodeid: str, records) -> list[SubtestRecord]:
     return checked
 
 
-def _new_result(nodeid, outcome, phase, records, longrepr, duration, run,
+def _new_result(nodeid: str, outcome: str, phase: str | None, records: list[SubtestRecord],
+                longrepr: str | None, duration: float, run: Run,
                 status: Status | None = None) -> TestResult:
     flow = next((r.flow for r in records if r.flow), None) or \
         _flow_from_nodeid(nodeid, run.flows())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from etsuite.backends.harness.contract.costs import shown_limit
@@ -36,7 +36,7 @@ from etsuite.tools.report.formatting import (
     shorten,
     table,
 )
-from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
+from etsuite.tools.report.loading import Merged, Run, TestResult, seed_policy_text
 from etsuite.tools.report.sharded_runs import sharded_runs
 from etsuite.tools.report.signature import message_line
 from etsuite.tools.report.size_limit import Section
@@ -164,7 +164,7 @@ def _left_out(total: tally.FlowRow) -> str:
     return f"; {sum(n for _, n in found)} without one: {in_words(found)}"
 
 
-def _declared_lines(results) -> list[str]:
+def _declared_lines(results: list[TestResult]) -> list[str]:
     """How many declared failures this host checked, and how many it could not."""
     unchecked = tally.declared_unchecked(results)
     checked = tally.declared_checked(results)
@@ -184,7 +184,7 @@ def _non_strict_note(count: int) -> str:
             if count else "")
 
 
-def _seeds(runs) -> str:
+def _seeds(runs: list[Run]) -> str:
     """Each run's seed with its seed policy; runs that share both are said once, with how
     many they are when they differ. `$` is escaped: GitHub would read $...$ as math."""
     counted = Counter((str(run.seed) if run.seed is not None else "unknown",
@@ -195,7 +195,7 @@ def _seeds(runs) -> str:
     return "; ".join(f"{plural(n, 'run')}: {said[key]}" for key, n in sorted(counted.items()))
 
 
-def _distinct(values) -> str:
+def _distinct(values: Iterable[object]) -> str:
     counted = Counter(str(v) if v is not None else "unknown" for v in values)
     if len(counted) <= 1:
         return next(iter(counted), "unknown")
@@ -225,7 +225,7 @@ def _shard_lines(merged: Merged) -> list[str]:
 def runs_section(merged: Merged) -> Section:
     sharded = any(run.shard for run in merged.runs)
 
-    def render(runs):
+    def render(runs: list) -> tuple[str, list[str]]:
         headers = ["run", "kind", "tests", "seed", "exit code", "finished", "duration"]
         rows = [[code(run.path), run.kind, run.tests, run.seed,
                  "–" if run.exitcode is None else run.exitcode,
@@ -266,12 +266,12 @@ _FIXED_COLUMNS = ("backend", "flow", "tests", "correct", "correct, delegated",
                   "delegated nodes", "test time")
 
 
-def _count_of(column) -> Cell:
+def _count_of(column: Status | str) -> Cell:
     return lambda row: row.counts[column]
 
 
-def _failing_cell(statuses) -> Cell:
-    def cell(row) -> str:
+def _failing_cell(statuses: Iterable[Status | str]) -> Cell:
+    def cell(row: tally.FlowRow) -> str:
         found = [f"{str(s).removeprefix('fail_')} {row.counts[s]}"
                  for s in statuses if row.counts[s]]
         return f"{row.failing} ({', '.join(found)})" if found else "0"
@@ -283,7 +283,7 @@ def of_verdicts(count: int, row: tally.FlowRow, share: float | None) -> str:
     return f"{count} of {row.verdicts} ({percent(share)})"
 
 
-def flows_section(merged: Merged, order) -> Section:
+def flows_section(merged: Merged, order: list[tally.FlowKey]) -> Section:
     rows = tally.flow_rows(merged, order)
     shown = []
     previous = object()
@@ -298,7 +298,7 @@ def flows_section(merged: Merged, order) -> Section:
     total_share = tally.total_coverage(merged.results).share
     statuses = result_columns(rows)
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         headers = [*_FIXED_COLUMNS[:-1], *(name for name, _ in statuses), _FIXED_COLUMNS[-1]]
         return table(headers, [
             [*names, row.total, of_verdicts(row.passing, row, row.pass_rate),
@@ -320,12 +320,12 @@ def flows_section(merged: Merged, order) -> Section:
                    render_items=render, outro=outro, empty="No tests.\n", cuttable=False)
 
 
-def matrix_section(merged: Merged, order) -> Section:
+def matrix_section(merged: Merged, order: list[tally.FlowKey]) -> Section:
     rows = tally.support_matrix(merged.results)
     present = {key for _, cells in rows for key in cells}
     columns = [key for key in order if key in present]
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         headers = ["test case", *(flow_label(flow) for _, flow in columns)]
         return table(headers, [[code(tally.display_case(case)),
                                 *(matrix_cell(cells.get(key)) for key in columns)]
@@ -351,7 +351,7 @@ def matrix_cell(statuses: Counter | None) -> str:
     return ", ".join(marks)
 
 
-def _mark_order(key) -> tuple:
+def _mark_order(key: Status | tuple[Status, str]) -> tuple:
     """A status before its (status, how it ran) keys, those by how; statuses in the
     contract's order. Sorting only the keys a cell has: a matrix at 40,000 tests has
     750,000 cells, and walking every status for each was most of the summary's time."""
@@ -360,12 +360,12 @@ def _mark_order(key) -> tuple:
     return (ORDER[key], 0, "")
 
 
-def computation_section(merged: Merged, order) -> list[Section]:
+def computation_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     rows = tally.computations(merged.results, order)
     if not rows:
         return []
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["backend", "flow", *tally.COMPUTATIONS], [
             [key[0], flow_label(key[1]), *(counts[c] for c in tally.COMPUTATIONS)]
             for key, counts in items])
@@ -377,8 +377,8 @@ def computation_section(merged: Merged, order) -> list[Section]:
                     render_items=render, unit="flows", cuttable=False)]
 
 
-def stage_section(failures) -> Section:
-    def render(groups):
+def stage_section(failures: list[tally.Failure]) -> Section:
+    def render(groups: list) -> tuple[str, list[str]]:
         return table(["status", "stage", "failures", "tests", "flows"], [
             [g.key[0], g.key[1] or "–", g.count, g.tests, listed(g.flows())] for g in groups])
 
@@ -386,8 +386,8 @@ def stage_section(failures) -> Section:
                    render_items=render, empty="No failures.\n", cuttable=False)
 
 
-def signature_section(failures) -> Section:
-    def render(groups):
+def signature_section(failures: list[tally.Failure]) -> Section:
+    def render(groups: list) -> tuple[str, list[str]]:
         return table(["failures", "status", "flows", "error signature", "example"], [
             [g.count, ", ".join(g.statuses()), listed(g.flows()), code(g.key[0]),
              code(g.failures[0].result.nodeid)] for g in groups])
@@ -408,7 +408,7 @@ def where_section(places: tally.Places) -> list[Section]:
     also = {id(g): _also_in(places, g.failures) for g in places.groups}
     also_column = any(also.values())
 
-    def render(groups):
+    def render(groups: list) -> tuple[str, list[str]]:
         return table(["flow", "where it breaks", "failures", "tests"]
                      + ["also fails as an operator test"] * also_column + ["example"], [
             [code(g.key[0]), code(g.key[1]), g.count,
@@ -429,7 +429,7 @@ def where_section(places: tally.Places) -> list[Section]:
                     render_items=render, empty="No failure was localized.\n", unit="places")]
 
 
-def _also_in(places: tally.Places, failures) -> list[TestResult]:
+def _also_in(places: tally.Places, failures: list[tally.Failure]) -> list[TestResult]:
     """The operator tests the failures' op also fails in, each once, in order."""
     found: dict[int, TestResult] = {}
     for failure in failures:
@@ -438,12 +438,12 @@ def _also_in(places: tally.Places, failures) -> list[TestResult]:
     return list(found.values())
 
 
-def flaky_section(failing) -> list[Section]:
+def flaky_section(failing: list[tuple[TestResult, list[tally.Failure]]]) -> list[Section]:
     flaky = [result for result, _ in failing if tally.is_flaky(result)]
     if not flaky:
         return []
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         rows = []
         for result in items:
             reruns = [r.rerun for r in result.records if r.flaky and r.rerun]
@@ -459,14 +459,14 @@ def flaky_section(failing) -> list[Section]:
                     unit="flaky tests")]
 
 
-def non_strict_section(merged: Merged, order) -> list[Section]:
+def non_strict_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """Cases a non-strict [[fail]] entry declares, apart: their pass is no fix and their
     xfail no failure that reproduces, so neither should be read as one."""
     declared = tally.non_strict(merged.results, order)
     if not declared:
         return []
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["test case", "flow", "this run", "entry"], [
             [code(tally.display_case(case_id(d.result.nodeid, d.result.flow))),
              flow_label(d.result.flow), non_strict_outcome(d),
@@ -496,7 +496,7 @@ def non_strict_outcome(declared: tally.Declared) -> str:
     return str(status)
 
 
-def budget_breach_sections(merged: Merged, order) -> list[Section]:
+def budget_breach_sections(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """The `fail_budget` subtests, one table per flow, the worst breach (measured/limit)
     first: which limit of `budgets.toml` each broke, by how much, and the entry to raise
     or the regression to fix. Absent when nothing broke a budget."""
@@ -510,7 +510,7 @@ def budget_breach_sections(merged: Merged, order) -> list[Section]:
              "(for `min_delegation_share`, limit / measured).\n")
     sections = [Section(heading="## Budget breaches\n", intro=intro, cuttable=False)]
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["test", "subtest", "limit", "measured", "limit value", "times over",
                       "entry"], [
             [code(b.result.nodeid), b.record.subtest, code(b.limit) if b.limit else "–",
@@ -531,9 +531,9 @@ def _limit_figure(limit: str | None, value: float | None) -> str:
     return "–" if limit is None or value is None else shown_limit(limit, value)
 
 
-def failures_section(failing, link_from: str = ".", places: tally.Places | None = None
-                     ) -> Section:
-    def render(items):
+def failures_section(failing: list[tuple[TestResult, list[tally.Failure]]], link_from: str = ".",
+                     places: tally.Places | None = None) -> Section:
+    def render(items: list) -> tuple[str, list[str]]:
         return "", [failure_block(number, result, found, link_from, places)
                     for number, (result, found) in enumerate(items, 1)]
 
@@ -572,7 +572,7 @@ def repro_lines(result: TestResult) -> str:
     return "".join(lines)
 
 
-def failure_block(number: int, result: TestResult, found, link_from: str = ".",
+def failure_block(number: int, result: TestResult, found: list[tally.Failure], link_from: str = ".",
                   places: tally.Places | None = None) -> str:
     where = f"flow {code(result.flow)} ({result.backend})" if result.flow else NO_FLOW
     flaky = " · **flaky** (passed when run again)" if tally.is_flaky(result) else ""
@@ -597,7 +597,7 @@ def _tests(results: list[TestResult]) -> str:
     return ", ".join(code(tally.test_name(r)) for r in results)
 
 
-def borderline_section(merged: Merged, order) -> list[Section]:
+def borderline_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """Passes close to their bound, closest first, capped at BORDERLINE_SHOWN rows. Shown
     wherever outputs were compared (then "none" is news too); absent otherwise."""
     if not tally.quality(merged.results, order):
@@ -605,7 +605,7 @@ def borderline_section(merged: Merged, order) -> list[Section]:
     found = tally.borderline(merged.results)
     shown = found[:BORDERLINE_SHOWN]
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["test case", "flow", "worst error/bound", "margin", "rule", "repro"], [
             [code(borderline_case(b)), flow_label(b.result.flow), f"{b.ratio:.2f}x",
              shorten(b.record.margin, ERROR_IN_TABLE) or "–",
@@ -630,7 +630,7 @@ def borderline_case(found: tally.Borderline) -> str:
     return case + (f" (subtest {found.record.subtest})" if len(found.result.records) > 1 else "")
 
 
-def stateful_section(merged: Merged, order) -> list[Section]:
+def stateful_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """Stateful programs (a prefill, then decode steps on one loaded method): per flow,
     how many matched at every step, which diverged and at which step, and the runtime's
     milliseconds per step. Absent when no stateful subtest ran."""
@@ -638,10 +638,10 @@ def stateful_section(merged: Merged, order) -> list[Section]:
     if not rows:
         return []
 
-    def ms(value):
+    def ms(value: float | None) -> str:
         return "–" if value is None else f"{value:.2f}"
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(
             ["flow", "stateful subtests", "matched every step", "diverged", "first step ms",
              "later steps ms (median)", "lowest step SQNR dB", "state in delegate"],
@@ -664,7 +664,7 @@ def stateful_section(merged: Merged, order) -> list[Section]:
                     render_items=render, unit="flows")]
 
 
-def cost_section(merged: Merged, order) -> list[Section]:
+def cost_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """What executing the programs cost where they ran, per flow and runtime, as the
     runner measured it (`tally.costs`); absent when no runner measured anything (a run in
     process measures no cost: its `run` time is in the stage times)."""
@@ -672,10 +672,10 @@ def cost_section(merged: Merged, order) -> list[Section]:
     if not rows:
         return []
 
-    def median(values, scale, digits):
+    def median(values: list[float], scale: float, digits: int) -> str:
         return f"{statistics.median(values) * scale:.{digits}f}" if values else "–"
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(
             ["flow", "runtime", "subtests", "per call µs (median of medians)",
              "per call µs (max of medians)", "peak RSS MB (max)",
@@ -697,7 +697,7 @@ def cost_section(merged: Merged, order) -> list[Section]:
 
 
 def slowest_section(merged: Merged, limit: int) -> Section:
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         rows = []
         for result in items:
             stage = tally.slowest_stage(result)
@@ -710,8 +710,8 @@ def slowest_section(merged: Merged, limit: int) -> Section:
                    render_items=render, empty="No timings.\n", unit="tests")
 
 
-def coverage_section(merged: Merged, order) -> Section:
-    def minority(row) -> str:
+def coverage_section(merged: Merged, order: list[tally.FlowKey]) -> Section:
+    def minority(row: tally.Coverage) -> str:
         cases = row.minority()
         if not row.delegated or not cases:
             return "–" if not row.delegated else "0"
@@ -719,7 +719,7 @@ def coverage_section(merged: Merged, order) -> Section:
                           for result, share in cases[:3])
         return f"{len(cases)}: {shown}" + (", …" if len(cases) > 3 else "")
 
-    def render(rows):
+    def render(rows: list) -> tuple[str, list[str]]:
         return table(["backend", "flow", "lowered subtests", "delegated nodes", "total nodes",
                       "delegated", "per subtest (median)", "delegate not the primary compute",
                       "most frequent undelegated ops"], [
@@ -740,7 +740,7 @@ def coverage_section(merged: Merged, order) -> Section:
                    empty="No subtest was lowered.\n", unit="flows")
 
 
-def core_aten_sections(merged: Merged, order) -> list[Section]:
+def core_aten_sections(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     """Per flow, N of M core ATen overloads held by the lowered graphs of operator tests
     (`tally.core_aten`), then each overload some flow's operator tests miss, cuttable.
     Absent when no report names the core overloads (an older harness wrote them)."""
@@ -750,7 +750,7 @@ def core_aten_sections(merged: Merged, order) -> list[Section]:
     total = rows[0].total
     portable_only = tally.non_delegating(merged)
 
-    def figures(items):
+    def figures(items: list) -> tuple[str, list[str]]:
         return table(["backend", "flow", "core ATen ops covered", "delegated in a case",
                       "only in model tests", "not covered"], [
             [row.backend, flow_label(row.flow), f"{len(row.covered)} of {row.total}",
@@ -771,7 +771,7 @@ def core_aten_sections(merged: Merged, order) -> list[Section]:
 
     missing = sorted({op for row in rows for op in (*row.uncovered, *row.only_in_models)})
 
-    def listing(items):
+    def listing(items: list) -> tuple[str, list[str]]:
         return table(["core ATen op", "no test holds it in", "only model tests hold it in"],
                      [[code(op), *(flows_words(names) for names in missing_in(op))]
                       for op in items])
@@ -789,7 +789,7 @@ def core_aten_sections(merged: Merged, order) -> list[Section]:
                     empty="Every core ATen op is held by an operator test in every flow.\n")]
 
 
-def quality_section(merged: Merged, order) -> list[Section]:
+def quality_section(merged: Merged, order: list[tally.FlowKey]) -> list[Section]:
     rows = tally.quality(merged.results, order)
     if not rows:
         return []
@@ -799,10 +799,10 @@ def quality_section(merged: Merged, order) -> list[Section]:
 
     borderline = f"borderline passes (≥ {tally.BORDERLINE_RATIO:g})"
 
-    def db(value):
+    def db(value: float | None) -> str:
         return "–" if value is None else f"{value:.1f}"
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["backend", "flow", "compared", "no error", "SQNR min", "SQNR p5",
                       "SQNR median", "error/bound p95", *buckets, borderline], [
             [row.backend, flow_label(row.flow), len(row.ratios), row.exact, db(min(row.sqnr, default=None)),
@@ -825,7 +825,7 @@ def duplicates_section(merged: Merged) -> list[Section]:
         return []
     conflicts = [d for d in merged.duplicates if d.conflict]
 
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["test", "kept (newest run)", "also seen"], [
             [code(d.nodeid), f"{d.kept.status} in {code(d.kept.run.path)}",
              "; ".join(f"{o.status} in {code(o.run.path)}" for o in d.others)] for d in items])
@@ -846,13 +846,13 @@ def changes_sections(changes: Changes) -> list[Section]:
         summary += "The baseline includes an incomplete run: some tests may be missing from it.\n"
     sections = [Section(heading="## Changes since the baseline\n", intro=summary, cuttable=False)]
 
-    def was_now(items):
+    def was_now(items: list) -> tuple[str, list[str]]:
         return table(["test", "flow", "was", "now", "error"], [
             [code(c.nodeid), flow_label(c.flow), c.was.status, c.now.status,
              _first_error(c.now) or _first_error(c.was)] for c in items])
 
-    def one_side(attribute):
-        def render(items):
+    def one_side(attribute: str) -> Callable[[list], tuple[str, list[str]]]:
+        def render(items: list) -> tuple[str, list[str]]:
             return table(["test", "flow", "status"], [
                 [code(c.nodeid), flow_label(c.flow), getattr(c, attribute).status]
                 for c in items])
@@ -885,7 +885,7 @@ def _changes_counts(changes: Changes) -> str:
 def drift_section(changes: Changes) -> Section:
     """Each subtest metric that moved beyond its threshold since the baseline, worst first:
     what a reviewer scans for a silent loss (delegation, size, speed) under a green status."""
-    def render(items):
+    def render(items: list) -> tuple[str, list[str]]:
         return table(["change", "metric", "test", "subtest", "flow", "was", "now", "factor"], [
             [d.bucket, d.metric, code(d.result.nodeid), d.subtest, flow_label(d.result.flow),
              d.was, d.now, _factor(d.factor)] for d in items])

@@ -27,6 +27,7 @@ import statistics
 import time
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any, Mapping
 
 from etsuite.backends.harness.contract.costs import time_per_call
 from etsuite.backends.harness.contract.facts import FlowFacts
@@ -37,7 +38,7 @@ from etsuite.tools.report import case_costs, drift, tally
 from etsuite.tools.report.backend_notes import BackendNote, backend_notes
 from etsuite.tools.report.baseline_diff import Change, Changes
 from etsuite.tools.report.formatting import in_words
-from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
+from etsuite.tools.report.loading import Merged, Run, TestResult, seed_policy_text
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 
@@ -181,7 +182,7 @@ class _Details:
                 "records": {k: _column(v) for k, v in self.records.items()}}
 
 
-def _column(values: list):
+def _column(values: list) -> list | dict:
     """A column as it is, or, when it is text that repeats, {"strings": distinct values,
     "index": one index per row (-1: null)}. Any column qualifies, so the page keeps no list
     of fields of its own."""
@@ -194,14 +195,14 @@ def _column(values: list):
     return {"strings": list(strings), "index": index}
 
 
-def unpack_column(column) -> list:
+def unpack_column(column: list | dict) -> list:
     """The inverse of `_column` (the page does the same in JavaScript)."""
     if isinstance(column, dict):
         return [None if i < 0 else column["strings"][i] for i in column["index"]]
     return column
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """A record's value as its JSON (what the contract's to_dict writes): a status as its
     name, a nested statistic by its own to_dict. JSON has no NaN or infinity (a NaN
     output's error is one): they travel as text."""
@@ -223,7 +224,8 @@ def _result_index(merged: Merged) -> dict[int, int]:
     return {id(result): index for index, result in enumerate(merged.results)}
 
 
-def _borderline(merged: Merged, order, flow_index) -> dict | None:
+def _borderline(merged: Merged, order: list[tally.FlowKey],
+                flow_index: dict[tally.FlowKey, int]) -> dict | None:
     """The borderline passes, all of them, closest to their bound first: [result, subtest
     (None when the test has one), worst ratio, margin, rule, repro] each, and the count per
     flow whose outputs were compared. None when no outputs were compared (the section is
@@ -240,7 +242,8 @@ def _borderline(merged: Merged, order, flow_index) -> dict | None:
             "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
 
 
-def _core_aten(merged: Merged, order, flow_index) -> dict | None:
+def _core_aten(merged: Merged, order: list[tally.FlowKey],
+               flow_index: dict[tally.FlowKey, int]) -> dict | None:
     """Core ATen coverage per flow (`tally.core_aten`, as the summary's section): its
     total, and per flow [flow, covered: [[overload, operator test cases, of them
     delegated]], delegated in a case (None: the flow delegates nothing), only in model
@@ -258,7 +261,7 @@ def _core_aten(merged: Merged, order, flow_index) -> dict | None:
                        row.only_in_models, row.uncovered] for row in rows]}
 
 
-def _costs(merged: Merged, order, flow_index) -> dict | None:
+def _costs(merged: Merged, order: list[tally.FlowKey], flow_index: dict[tally.FlowKey, int]) -> dict | None:
     """The cost charts per flow (`case_costs`): "shares", [flow, [[result, delegated
     share], ...] lowest first]; "runtime", [flow, [[result, ratio to portable, seconds,
     portable seconds, basis], ...] slowest first, [results without a portable
@@ -285,14 +288,14 @@ def _costs(merged: Merged, order, flow_index) -> dict | None:
                          [index[id(r)] for r in row.unmatched]] for row in runtimes]}
 
 
-def _non_strict(merged: Merged, order) -> list:
+def _non_strict(merged: Merged, order: list[tally.FlowKey]) -> list:
     """The tests of non-strict declared cases: [result, entry, observed status] each."""
     index = _result_index(merged)
     return [[index[id(d.result)], d.entry, d.observed]
             for d in tally.non_strict(merged.results, order)]
 
 
-def _where(merged: Merged, order, flow_index) -> dict | None:
+def _where(merged: Merged, order: list[tally.FlowKey], flow_index: dict[tally.FlowKey, int]) -> dict | None:
     """Where the failures break (`tally.places`, as the summary's section): per localized
     place {flow, place, what it breaks in words, failures (subtests), tests: [result, its
     subtests that break there (None: the test has one), [[operator test's result, its
@@ -327,7 +330,7 @@ def _where(merged: Merged, order, flow_index) -> dict | None:
                               for f in places.not_localized]}
 
 
-def suite_words(suites) -> str:
+def suite_words(suites: Mapping[str, int]) -> str:
     """Tests per suite in words, "3 model tests and 4 operator tests": a suite's folder
     name made singular (a backend's own `xnnpack/test` stays as it is)."""
     words = [f"{n} {suite.removesuffix('s') if '/' not in suite else suite} "
@@ -335,7 +338,8 @@ def suite_words(suites) -> str:
     return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]])) if words else ""
 
 
-def _notes_by_backend(merged: Merged, rows, backends) -> list:
+def _notes_by_backend(merged: Merged, rows: list[tally.FlowRow],
+                      backends: list) -> list:
     found = {note.backend: note for note in backend_notes(merged, rows)}
     return [found.get(backend) for backend in backends]
 
@@ -347,7 +351,8 @@ def _note(note: BackendNote | None) -> dict:
     return {"note": note.short(), "note_full": note.line(), "ran": note.ran}
 
 
-def _flow_info(merged: Merged, key, backend_index) -> dict:
+def _flow_info(merged: Merged, key: tally.FlowKey,
+               backend_index: dict[str | None, int]) -> dict:
     backend, flow = key
     facts = next((run.flows()[flow] for run in merged.runs if flow in run.flows()), FlowFacts())
     # A flow that delegates nothing (portable) has no delegated share to show.
@@ -363,8 +368,8 @@ def verdict_words(row: tally.FlowRow) -> str:
         f"; {in_words(left_out)}" if left_out else "")
 
 
-def _summary(rows: list[tally.FlowRow], status_index) -> dict:
-    def row_data(row) -> dict:
+def _summary(rows: list[tally.FlowRow], status_index: dict[Status, int]) -> dict:
+    def row_data(row: tally.FlowRow) -> dict:
         return {"backend": row.backend, "flow": row.flow, "total": row.total,
                 "counts": {status_index[s]: n for s, n in row.counts.items() if n},
                 "passing": row.passing, "delegated": row.delegated_passing,
@@ -376,7 +381,7 @@ def _summary(rows: list[tally.FlowRow], status_index) -> dict:
             "total": row_data(tally.total_row(rows))}
 
 
-def _run_info(run) -> dict:
+def _run_info(run: Run) -> dict:
     return {"path": run.path, "kind": run.kind, "seed": run.seed,
             "seed_policy": seed_policy_text(run.seed_policy), "finished": run.finished,
             "exitcode": run.exitcode, "started": _when(run.started), "tests": run.tests,
@@ -439,7 +444,8 @@ def _review(changes: Changes, index: dict[int, int]) -> list[dict]:
     fix already says it."""
     rows = []
 
-    def add(kind, nodeid, flow, metric, subtest, was, now, factor, result):
+    def add(kind: str, nodeid: str, flow: str | None, metric: str, subtest: int | None,
+            was: Any, now: Any, factor: float | None, result: TestResult | None) -> None:
         rows.append({"kind": kind, "worse": kind in REVIEW_WORSE, "nodeid": nodeid,
                      "flow": flow, "metric": metric, "subtest": subtest, "was": was, "now": now,
                      "factor": None if factor is None else _plain(factor),
@@ -466,7 +472,7 @@ def _review(changes: Changes, index: dict[int, int]) -> list[dict]:
 
 
 def _change(change: Change, index: dict[int, int]) -> dict:
-    def side(result: TestResult | None):
+    def side(result: TestResult | None) -> dict | None:
         if result is None:
             return None
         found = tally.failures_of(result)
@@ -499,12 +505,12 @@ inside a <script> element as it is). The browser unpacks it with DecompressionSt
 40,000 tests the plain JSON was 43 MiB, more than the browser parses in a second."""
 
 
-def pack(data) -> str:
+def pack(data: Any) -> str:
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode()
 
 
-def unpack(packed: str):
+def unpack(packed: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any, Sequence
 
 from etsuite.tools.files import write_atomically
 from etsuite.tools.report import classify, loading, markdown, page
@@ -22,7 +23,7 @@ from etsuite.tools.report.baseline_diff import Changes, compare
 from etsuite.tools.report.drift import METRIC_NAMES
 from etsuite.tools.report.formatting import plural
 from etsuite.tools.report.sharded_runs import missing_shards
-from etsuite.tools.report.size_limit import assemble, fit, parse_size
+from etsuite.tools.report.size_limit import Section, assemble, fit, parse_size
 
 DEFAULT_INPUT = "reports"
 DEFAULT_SIZE_LIMIT = 900 * 1024
@@ -60,11 +61,13 @@ class _OldName(argparse.Action):
     """An option's old name, kept for one release: it does what the new name does and
     says on stderr that it is going."""
 
-    def __init__(self, option_strings, dest, new_name: str, **kwargs):
+    def __init__(self, option_strings: Sequence[str], dest: str, new_name: str,
+                 **kwargs: Any) -> None:
         self.new_name = new_name
         super().__init__(option_strings, dest, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         sys.stderr.write(f"summary: {option_string} is deprecated and goes in the next "
                          f"release: use {self.new_name}\n")
         setattr(namespace, self.dest, values)
@@ -116,7 +119,7 @@ def full_path_for(output: str) -> str:
     return f"{base}.full{extension or '.md'}"
 
 
-def append_step_summary(path: str, sections, size_limit: int, text: str) -> None:
+def append_step_summary(path: str, sections: list[Section], size_limit: int, text: str) -> None:
     """Append to $GITHUB_STEP_SUMMARY, re-fitted to the room the step has left."""
     used = os.path.getsize(path) if os.path.exists(path) else 0
     room = STEP_SUMMARY_LIMIT - used - 1
@@ -168,7 +171,8 @@ def load_history(folder: str | None, baseline: loading.Merged | None) -> list[pa
     return points
 
 
-def write_markdown(args, merged: loading.Merged, changes) -> str:
+def write_markdown(args: argparse.Namespace, merged: loading.Merged,
+                   changes: Changes | None) -> str:
     """Write the summary where --output says (or print it); returns what the closing
     line says about where it went."""
     link_from = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()

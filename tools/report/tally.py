@@ -11,6 +11,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Callable
 
 from etsuite.backends.harness.contract.nodeids import repro_command, test_case_id
 from etsuite.backends.harness.contract.record import (
@@ -328,7 +329,7 @@ class Group:
         return sorted(seen, key=ORDER.__getitem__)
 
 
-def _grouped(failures: list[Failure], key) -> list[Group]:
+def _grouped(failures: list[Failure], key: Callable[[Failure], tuple]) -> list[Group]:
     groups: dict[tuple, Group] = {}
     for failure in failures:
         k = key(failure)

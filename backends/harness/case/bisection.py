@@ -21,12 +21,15 @@ from __future__ import annotations
 import dataclasses
 import operator
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
 from etsuite.backends.harness.case import localize
 from etsuite.backends.harness.contract.record import is_quantize_bookkeeping
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.flows.flow import Flow
 
 METHOD = "bisection over graph prefixes"
 # The stages whose failure is bisected, in pipeline order, with the status each one ends.
@@ -42,7 +45,7 @@ class _PastTheStage(Exception):
     the one being bisected: the attempt got through it."""
 
 
-def computing_nodes(graph) -> list:
+def computing_nodes(graph: torch.fx.Graph) -> list:
     """The nodes a prefix is counted in: call_function nodes except a getitem, which goes
     with the node it reads, and a quantize or dequantize, which goes with the node whose
     value it converts (`_units`): a cut never falls between an op and the quantization of
@@ -51,17 +54,17 @@ def computing_nodes(graph) -> list:
             and n.target is not operator.getitem and not _is_bookkeeping(n)]
 
 
-def _is_bookkeeping(node) -> bool:
+def _is_bookkeeping(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and is_quantize_bookkeeping(str(node.target))
 
 
-def _units(graph, nodes: list) -> dict:
+def _units(graph: torch.fx.Graph, nodes: list) -> dict:
     """Each call_function node's computing node (one of `nodes`): itself, or for a
     getitem, quantize or dequantize the computing node its value comes from; a
     quantize/dequantize of an input or a weight goes with the first node that reads it."""
     unit: dict = {n: n for n in nodes}
 
-    def first_reader(node):
+    def first_reader(node: torch.fx.Node) -> torch.fx.Node | None:
         for user in node.users:
             if user in unit and unit[user] is user:
                 return user
@@ -71,7 +74,7 @@ def _units(graph, nodes: list) -> dict:
                     return found
         return None
 
-    def find(node):
+    def find(node: torch.fx.Node) -> torch.fx.Node | None:
         if node not in unit:
             source = node.args[0] if node.args else None
             unit[node] = find(source) if isinstance(source, torch.fx.Node) \
@@ -84,7 +87,7 @@ def _units(graph, nodes: list) -> dict:
     return unit
 
 
-def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
+def prefix_module(exported: Any, count: int) -> tuple[torch.fx.GraphModule, list]:
     """The exported program's first `count` computing nodes as a module of the flat user
     inputs, returning every tensor of the prefix that a later node (or the program's
     output) reads, and the last node's. Also returns the prefix's computing nodes."""
@@ -92,7 +95,8 @@ def prefix_module(exported, count: int) -> tuple[torch.fx.GraphModule, list]:
     return module, nodes
 
 
-def window_module(unlifted, first: int, count: int) -> tuple[torch.fx.GraphModule, list, list]:
+def window_module(unlifted: torch.fx.GraphModule, first: int, count: int
+                  ) -> tuple[torch.fx.GraphModule, list, list]:
     """Computing nodes `first` to `count` (exclusive) of an exported program, given as its
     `unlifted` module (`exported.module()`, made once by the caller), as a module of their
     own: its inputs are the flat user inputs, then the values of the earlier nodes the
@@ -132,7 +136,7 @@ def window_module(unlifted, first: int, count: int) -> tuple[torch.fx.GraphModul
     return cut, nodes[first:count], [n.name for n in boundary]
 
 
-def dynamic_shapes_of(module) -> tuple | None:
+def dynamic_shapes_of(module: torch.fx.GraphModule) -> tuple | None:
     """The dimensions of the prefix's inputs that were symbolic in the exported program,
     as `dynamic_shapes` for exporting it again (Dim.AUTO: the export decides their
     ranges); None when every input was static."""
@@ -152,13 +156,13 @@ def dynamic_shapes_of(module) -> tuple | None:
 KEPT_META = ("custom", "quantization_annotation")
 
 
-def keep_meta_of(module) -> Callable:
+def keep_meta_of(module: torch.fx.GraphModule) -> Callable:
     """A function that gives the nodes of `module` exported again the metadata in
     KEPT_META that `module`'s nodes of the same name had."""
     by_name = {n.name: {k: n.meta[k] for k in KEPT_META if k in n.meta}
                for n in module.graph.nodes}
 
-    def give_back(exported):
+    def give_back(exported: Any) -> Any:
         for node in exported.graph.nodes:
             for key, value in by_name.get(node.name, {}).items():
                 node.meta.setdefault(key, value)
@@ -167,11 +171,11 @@ def keep_meta_of(module) -> Callable:
     return give_back
 
 
-def _is_tensor(node) -> bool:
+def _is_tensor(node: torch.fx.Node) -> bool:
     return isinstance(node.meta.get("val"), torch.Tensor)
 
 
-def attempt(unlifted, count: int, inputs: tuple, flow, stage: str,
+def attempt(unlifted: torch.fx.GraphModule, count: int, inputs: tuple, flow: Flow, stage: str,
             run_pipeline: Callable, first: int = 0, values: dict | None = None) -> dict:
     """The status of computing nodes `first` to `count` taken through `flow` up to
     `stage`: the failing status if the window fails there, "pass" once it is past it (a
@@ -203,8 +207,9 @@ class _Attempts:
     deadline: `fails(first, count)` says whether computing nodes `first` to `count` end
     `status` at `stage` (for a crash: die there)."""
 
-    def __init__(self, unlifted, inputs: tuple, flow, status: str, stage: str,
-                 run_pipeline: Callable, deadline: float, values: dict | None = None):
+    def __init__(self, unlifted: torch.fx.GraphModule, inputs: tuple, flow: Flow, status: str,
+                 stage: str, run_pipeline: Callable, deadline: float,
+                 values: dict | None = None):
         self.unlifted, self.inputs, self.flow = unlifted, inputs, flow
         self.status, self.stage, self.run_pipeline = status, stage, run_pipeline
         self.deadline, self.values = deadline, values
@@ -232,7 +237,7 @@ class _Attempts:
         return answer["status"] == self.status
 
 
-def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
+def localize_stage(exported: Any, inputs: tuple, flow: Flow, status: str, budget: float,
                    run_pipeline: Callable, repro: Callable[..., dict] | None = None,
                    stage: str | None = None) -> dict:
     """The record's `localization` for a stage failure `status` (keys in
@@ -279,7 +284,7 @@ def localize_stage(exported, inputs: tuple, flow, status: str, budget: float,
                               started, tries.count if tries else 0)
 
 
-def minimize(exported, inputs: tuple, values: dict, node_name: str, flow, status: str,
+def minimize(exported: Any, inputs: tuple, values: dict, node_name: str, flow: Flow, status: str,
              stage: str, deadline: float, run_pipeline: Callable) -> dict:
     """For a failure whose op passes alone: the smallest window of the graph that ends at
     that op and still fails the same way, fed the eager values of the nodes before it
@@ -328,13 +333,14 @@ def stage_of(status: str, stage: str | None = None) -> str:
     raise localize.NotLocalized(f"{status} is not a stage failure that bisection localizes")
 
 
-def _exported_node(exported, unlifted):
+def _exported_node(exported: Any, unlifted: torch.fx.Node) -> torch.fx.Node:
     """The exported program's node of the same name as the unlifted module's (its stack
     trace and module path are the ones the record names); the unlifted one otherwise."""
     return next((n for n in exported.graph.nodes if n.name == unlifted.name), unlifted)
 
 
-def _repro(repro: Callable[..., dict], node, exported, inputs: tuple, deadline: float) -> dict:
+def _repro(repro: Callable[..., dict], node: torch.fx.Node, exported: Any, inputs: tuple,
+           deadline: float) -> dict:
     """The op alone on the values its inputs had eagerly (repro.py; it runs the op in a
     forked process, so an op that crashes alone says so)."""
     try:

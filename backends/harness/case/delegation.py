@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from typing import Any
 
 import torch
 
@@ -20,7 +21,7 @@ from etsuite.backends.harness.contract.record import (
 )
 
 
-def count_delegation(exported_program) -> tuple[dict, dict]:
+def count_delegation(exported_program: Any) -> tuple[dict, dict]:
     """Histograms of ops inside delegate blobs and ops left to portable kernels."""
     delegated: dict[str, int] = {}
     undelegated: dict[str, int] = {}
@@ -38,7 +39,7 @@ def count_delegation(exported_program) -> tuple[dict, dict]:
     return delegated, undelegated
 
 
-def delegated_precision(exported_program) -> str | None:
+def delegated_precision(exported_program: Any) -> str | None:
     """In a quantizing flow, how the delegated computation ran: "quantized" when every
     computing node inside a delegate has q/dq around it (a dequantized input, or an
     output that is quantized, as for a relu fused after a quantized conv), "float" when
@@ -70,7 +71,7 @@ def _is_quantize(op_name: str) -> bool:
     return "quantize_per" in op_name and "dequantize" not in op_name
 
 
-def _is_bookkeeping(target) -> bool:
+def _is_bookkeeping(target: Any) -> bool:
     return target is operator.getitem
 
 
@@ -94,7 +95,7 @@ def core_aten_overloads() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _op_name(target) -> str:
+def _op_name(target: Any) -> str:
     name = getattr(target, "__name__", None) or str(target)
     return name.replace("aten::", "aten.")
 

@@ -83,13 +83,13 @@ class QuantizedReference:
         return QUANTIZED_REFERENCE if self.why_not is None else f"{FP32_EAGER} ({self.why_not})"
 
 
-def _op_name(node) -> str:
+def _op_name(node: Any) -> str:
     target = node.target
     name = getattr(target, "__name__", str(target))
     return name.split(".")[0]
 
 
-def _constant(node, exported) -> float | None:
+def _constant(node: Any, exported: Any) -> float | None:
     """A dequantize argument: a number, or a scalar tensor the program holds."""
     if isinstance(node, (int, float)):
         return float(node)
@@ -109,7 +109,7 @@ def _constant(node, exported) -> float | None:
     return None
 
 
-def _quantization_of(node, exported, depth: int = 0) -> OutputQuantization | None:
+def _quantization_of(node: Any, exported: Any, depth: int = 0) -> OutputQuantization | None:
     if depth > 16 or getattr(node, "op", None) != "call_function":
         return None
     target = str(node.target)
@@ -127,14 +127,14 @@ def _quantization_of(node, exported, depth: int = 0) -> OutputQuantization | Non
     return None
 
 
-def output_quantization(exported) -> list:
+def output_quantization(exported: Any) -> list:
     """Each flat output's quantization, read from the quantized program's graph."""
     output = next(n for n in exported.graph.nodes if n.op == "output")
     return [_quantization_of(arg, exported) for arg in flatten_tensors(output.args[0])
             if arg is None or hasattr(arg, "op")]
 
 
-def build_reference(exported, run: Callable[[Any], Any]) -> QuantizedReference:
+def build_reference(exported: Any, run: Callable[[Any], Any]) -> QuantizedReference:
     """The quantized reference of a quantized exported program (or a dict of them, one
     per method): `run` calls a module (or a dict of modules) as the test's calls do.
     Never raises: a reference that cannot be built says why."""
@@ -327,7 +327,7 @@ def _summary(judged: dict) -> str:
     return f"max {judged['max']:.3g} {judged['unit']}, bias {judged['bias']:+.3g}{gain}"
 
 
-def _tensors(values) -> list:
+def _tensors(values: Any) -> list:
     """The tensors of flat outputs (a program may also return numbers)."""
     return [t for t in values if isinstance(t, torch.Tensor)]
 
@@ -355,7 +355,7 @@ class Verdict:
     fidelity: FidelityJudged | None = None
 
 
-def judge(expected, actual: list, rules: RuleBook | Tolerance,
+def judge(expected: Any, actual: list, rules: RuleBook | Tolerance,
           reference: QuantizedReference | None, trends: bool = True) -> Verdict:
     """The status of one call's outputs: the fp32-eager rule, and for a quantizing flow
     with a quantized reference, backend fidelity first (see the module's docstring).

@@ -40,13 +40,13 @@ import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 import torch.utils._pytree as pytree
 
-from etsuite.backends.harness.case.output_match import compare_outputs, flatten_tensors
-from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime
+from etsuite.backends.harness.case.output_match import Comparison, compare_outputs, flatten_tensors
+from etsuite.backends.harness.flows.runtimes import ExecuTorchRuntime, Runtime
 from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
 
 METHOD = "intermediates"
@@ -99,7 +99,7 @@ class Lineage:
     edge_ops: int = 0                                      # edge ops with a debug handle
 
     @classmethod
-    def of(cls, edge_program, exported) -> "Lineage":
+    def of(cls, edge_program: Any, exported: Any) -> "Lineage":
         index = ExportedIndex.of(exported)
         lineage = cls()
         module = edge_program.graph_module
@@ -123,7 +123,7 @@ class Lineage:
                     lineage.how_of_handle[handle] = how
         return lineage
 
-    def _add(self, module, index: "ExportedIndex") -> None:
+    def _add(self, module: Any, index: "ExportedIndex") -> None:
         unmatched: dict = {}
         for node in module.graph.nodes:
             handle = node.meta.get("debug_handle")
@@ -149,7 +149,7 @@ class Lineage:
                 self.nodes_of_handle[handle] = list(dict.fromkeys(names))
                 self.how_of_handle[handle] = "source"
 
-    def how(self, handles, names) -> str:
+    def how(self, handles: Iterable[int], names: Iterable[str]) -> str:
         """How the exported nodes `names` of an op with these handles were matched."""
         found = {self.how_of_handle.get(h) for h in handles
                  if set(names) & set(self.nodes_of_handle.get(h, ()))}
@@ -161,7 +161,7 @@ class Lineage:
         return any(not call.handles.isdisjoint(handles) for call in self.delegates)
 
 
-def _chain(source) -> list:
+def _chain(source: Any) -> list:
     """A `from_node` entry and the entries it came from, nearest first."""
     found = []
     while source is not None:
@@ -170,7 +170,7 @@ def _chain(source) -> list:
     return found
 
 
-def _step(source) -> tuple:
+def _step(source: Any) -> tuple:
     """One provenance step as it survives a copy of its graph: the node's name and the
     pass that made the next one (a graph's id is an object's, and changes with a copy)."""
     return (source.name, getattr(source, "pass_name", None))
@@ -187,7 +187,7 @@ class ExportedIndex:
     sources: dict          # (file:line, module path) -> [nodes]
 
     @classmethod
-    def of(cls, exported) -> "ExportedIndex":
+    def of(cls, exported: Any) -> "ExportedIndex":
         names: set = set()
         provenance: set = set()
         sources: dict = {}
@@ -203,7 +203,7 @@ class ExportedIndex:
                 sources.setdefault(key, []).append(node)
         return cls(names, provenance, sources)
 
-    def by_name(self, node) -> list[str]:
+    def by_name(self, node: torch.fx.Node) -> list[str]:
         """The exported nodes `node` was made from: along each of its provenance chains, the
         nearest entry that names an exported node whose own provenance is the rest of it."""
         found = []
@@ -218,7 +218,7 @@ class ExportedIndex:
                     break
         return found
 
-    def by_source(self, node) -> list[str]:
+    def by_source(self, node: torch.fx.Node) -> list[str]:
         """The exported node of `node`'s source line and module path: the one there, or
         the one of its op among several; none when that does not single one out."""
         key = _source_key(node)
@@ -228,17 +228,17 @@ class ExportedIndex:
         return [candidates[0].name] if len(candidates) == 1 else []
 
 
-def _source_key(node) -> tuple | None:
+def _source_key(node: torch.fx.Node) -> tuple | None:
     where = source_location(node.meta.get("stack_trace"))
     return None if where is None else (where, module_path(node.meta.get("nn_module_stack")))
 
 
-def _op_name(node) -> str:
+def _op_name(node: torch.fx.Node) -> str:
     """`aten.tanh.default` of an ATen op and of its edge dialect op alike."""
     return str(getattr(node.target, "_op", node.target))
 
 
-def _computing(module, index: "ExportedIndex") -> list[str]:
+def _computing(module: Any, index: "ExportedIndex") -> list[str]:
     """The exported nodes a delegate's graph computes: the provenance of its ops other than
     quantize, dequantize and getitem (whose handles a neighbour's op may share)."""
 
@@ -251,7 +251,7 @@ def _computing(module, index: "ExportedIndex") -> list[str]:
     return found
 
 
-def _delegate_call(module, node) -> tuple[DelegateCall, object]:
+def _delegate_call(module: Any, node: torch.fx.Node) -> tuple[DelegateCall, object]:
     """The delegate call and the graph module of what it took."""
     lowered = getattr(module, node.args[0].target)
     inner = lowered.original_module.graph_module
@@ -266,7 +266,7 @@ def _delegate_call(module, node) -> tuple[DelegateCall, object]:
     return call, inner
 
 
-def _user_outputs(program) -> list:
+def _user_outputs(program: Any) -> list:
     """The nodes a program returns as its user outputs, in order (a getitem: the node it
     reads)."""
     output = next(n for n in program.graph.nodes if n.op == "output")
@@ -288,7 +288,7 @@ class ProgramMaps:
     outputs: dict
 
     @classmethod
-    def of(cls, executorch_program) -> "ProgramMaps":
+    def of(cls, executorch_program: Any) -> "ProgramMaps":
         return cls(executorch_program.debug_handle_map, executorch_program.delegate_map,
                    executorch_program.instruction_id_to_num_outs_map)
 
@@ -304,7 +304,7 @@ class Target:
     maps: ProgramMaps
 
 
-def one_node_per_partition(inner):
+def one_node_per_partition(inner: Any) -> Any:
     """A partitioner that delegates what `inner` delegates, one node per partition: each
     delegated op becomes its own delegate call. A getitem goes with the node it reads, a
     dequantize, or an op on constants only (a weight's), with the op it feeds and a
@@ -314,13 +314,13 @@ def one_node_per_partition(inner):
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
 
     class OneNodePerPartition(Partitioner):
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__(getattr(inner, "spec", {}))
 
-        def ops_to_not_decompose(self, ep):
+        def ops_to_not_decompose(self, ep: Any) -> Any:
             return inner.ops_to_not_decompose(ep)
 
-        def partition(self, exported_program):
+        def partition(self, exported_program: Any) -> Any:
             result = inner.partition(exported_program)
             graph = result.tagged_exported_program.graph_module.graph
             tags: dict = {}
@@ -366,7 +366,7 @@ def one_node_per_partition(inner):
     return OneNodePerPartition()
 
 
-def _constant_nodes(exported_program) -> set:
+def _constant_nodes(exported_program: Any) -> set:
     """The nodes computed from constants only (parameters, buffers, lifted constants): a
     weight's dequantize or reshape, which a backend wants in the partition of its user."""
     signature = exported_program.graph_signature
@@ -382,7 +382,7 @@ def _constant_nodes(exported_program) -> set:
     return found
 
 
-def _is_qdq(node) -> bool:
+def _is_qdq(node: torch.fx.Node) -> bool:
     return _namespace(node) in UNJUDGED_NAMESPACES
 
 
@@ -459,7 +459,7 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
 SPLIT = "one node per delegate call"
 
 
-def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
+def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
                   budget: float, split: Callable[[], Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
@@ -496,7 +496,7 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     return inner
 
 
-def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
+def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
              budget: float, repro: Callable[..., dict] | None = None,
              earlier: list | tuple = ()) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
@@ -603,7 +603,7 @@ def could_not_compare(why: str, started: float, compared: int = 0,
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
 
 
-def _uncompared_before(exported, judged: dict, covered: set) -> list[str]:
+def _uncompared_before(exported: Any, judged: dict, covered: set) -> list[str]:
     """The computing nodes the value just found off the rule depends on that no compared
     intermediate covered (nodes inside its own delegate call count as covered)."""
     nodes = [n for n in exported.graph.nodes if n.name in set(judged["nodes"])]
@@ -618,7 +618,7 @@ IDENTITIES = frozenset({"aten.clone.default", "aten.alias.default", "aten.detach
                         "aten.lift_fresh_copy.default"})
 
 
-def output_ancestors(exported, ends: list | None = None) -> list[str]:
+def output_ancestors(exported: Any, ends: list | None = None) -> list[str]:
     """The exported program's computing nodes the user outputs (or the nodes `ends`,
     themselves left out) depend on, in graph order: call_function nodes with a tensor
     value, other than quantize/dequantize, getitem, identities and the ops on constants
@@ -645,7 +645,7 @@ def output_ancestors(exported, ends: list | None = None) -> list[str]:
             and any(isinstance(v, torch.Tensor) for v in flatten_tensors(n.meta.get("val")))]
 
 
-def _reference(exported) -> str:
+def _reference(exported: Any) -> str:
     """What each node was judged against: a quantized flow's exported program holds its
     quantize and dequantize ops, so run eagerly it is the fake-quantized model, and a node
     is blamed for the backend's error, not for the quantization the recipe asked for."""
@@ -655,7 +655,7 @@ def _reference(exported) -> str:
         else "exported program, run eagerly"
 
 
-def _repro(repro: Callable[..., dict], node, eager: dict, deadline: float) -> dict:
+def _repro(repro: Callable[..., dict], node: torch.fx.Node, eager: dict, deadline: float) -> dict:
     try:
         return repro(node, eager, deadline)
     except Exception as error:  # noqa: BLE001 - the localization stands without it
@@ -673,7 +673,7 @@ class _Budget:
             raise NotLocalized(f"budget of {self.seconds:g} s spent (at {where})")
 
 
-def eager_intermediates(exported, inputs: list, earlier: list | tuple = ()) -> dict:
+def eager_intermediates(exported: Any, inputs: list, earlier: list | tuple = ()) -> dict:
     """Every node's output of the exported graph run eagerly on the flat program inputs,
     by node name. The model's parameters, buffers and constants come as `nn.Parameter`
     (not trainable): the minimal repro keeps them as its module's weights (repro.OneOp).
@@ -686,7 +686,7 @@ def eager_intermediates(exported, inputs: list, earlier: list | tuple = ()) -> d
     values: dict = {}
 
     class Recorder(torch.fx.Interpreter):
-        def run_node(self, node):
+        def run_node(self, node: torch.fx.Node) -> Any:
             value = super().run_node(node)
             if node.op in ("call_function", "placeholder"):
                 values[node.name] = value
@@ -714,7 +714,7 @@ def eager_intermediates(exported, inputs: list, earlier: list | tuple = ()) -> d
     return values
 
 
-def _weight(value):
+def _weight(value: Any) -> Any:
     """A model's tensor as a non-trainable `nn.Parameter` (other values as they are)."""
     if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
         return torch.nn.Parameter(value, requires_grad=False)
@@ -775,7 +775,7 @@ def runtime_intermediates(target: Target, inputs: list,
 
 
 @contextlib.contextmanager
-def _last_iteration_only(wanted: bool):
+def _last_iteration_only(wanted: bool) -> Iterator[None]:
     """The Inspector takes repeated executions of a method (one ETDump run each) as
     iterations that must log the same values; a step sequence's steps log different
     values, and the last step's are wanted. While `wanted`, the ETDump it reads keeps its
@@ -790,7 +790,7 @@ def _last_iteration_only(wanted: bool):
     if original is None:
         raise NotLocalized("this executorch's Inspector cannot read one step of several")
 
-    def last_run(*args, **kwargs):
+    def last_run(*args: Any, **kwargs: Any) -> Any:
         etdump = original(*args, **kwargs)
         etdump.run_data = etdump.run_data[-1:]
         return etdump
@@ -802,11 +802,11 @@ def _last_iteration_only(wanted: bool):
         _inspector.gen_etdump_object = original
 
 
-def _json(value):
+def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _buffer_size(exported) -> int:
+def _buffer_size(exported: Any) -> int:
     total = 0
     for node in exported.graph.nodes:
         for value in flatten_tensors(node.meta.get("val")):
@@ -889,7 +889,7 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
             "covers": [*compared, *computing, *inside], "how": how}
 
 
-def _output_node(names: list, output, eager: dict, order: dict) -> str:
+def _output_node(names: list, output: Any, eager: dict, order: dict) -> str:
     """Of the exported nodes a delegate output's handle came from (a fused op and its
     quantize and dequantize share one), the last whose eager value has the output's dtype;
     the last of all when none has."""
@@ -898,11 +898,11 @@ def _output_node(names: list, output, eager: dict, order: dict) -> str:
     return max(same or names, key=order.__getitem__)
 
 
-def _is_quantize(node) -> bool:
+def _is_quantize(node: torch.fx.Node) -> bool:
     return _namespace(node) in UNJUDGED_NAMESPACES and ".quantize_per" in str(node.target)
 
 
-def _dequantized(quantize, value: torch.Tensor, eager: dict) -> torch.Tensor:
+def _dequantized(quantize: torch.fx.Node, value: torch.Tensor, eager: dict) -> torch.Tensor:
     """`value` dequantized by the dequantize that mirrors `quantize` (same parameters)."""
     dequantize = resolve(str(quantize.target).replace(".quantize_per", ".dequantize_per"))
     parameters = [eager[a.name] if isinstance(a, torch.fx.Node) else a
@@ -910,7 +910,7 @@ def _dequantized(quantize, value: torch.Tensor, eager: dict) -> torch.Tensor:
     return dequantize(value, *parameters)
 
 
-def resolve(name: str):
+def resolve(name: str) -> Any:
     """`aten.sin.default` -> torch.ops.aten.sin.default."""
     return functools.reduce(getattr, name.split("."), torch.ops)
 
@@ -928,17 +928,17 @@ def _call_of(event: RuntimeEvent, lineage: Lineage) -> DelegateCall | None:
     return holding[0] if len(holding) == 1 else None
 
 
-def _namespace(node) -> str:
+def _namespace(node: torch.fx.Node) -> str:
     """`aten`, `quantized_decomposed`, ...: of an ATen op or an edge dialect op alike."""
     namespace = getattr(node.target, "namespace", None)  # OpOverload and EdgeOpOverload
     return namespace if isinstance(namespace, str) else str(node.target).split(".", 1)[0]
 
 
-def _describe(node, comparison) -> dict:
+def _describe(node: torch.fx.Node, comparison: Comparison) -> dict:
     return {**describe(node), **_statistics(comparison)}
 
 
-def describe(node) -> dict:
+def describe(node: torch.fx.Node) -> dict:
     """A node as the record names it: name, op, input shapes and dtypes, where it came
     from in the user's code."""
     inputs = []
@@ -952,7 +952,7 @@ def describe(node) -> dict:
             "module": module_path(node.meta.get("nn_module_stack"))}
 
 
-def _statistics(comparison) -> dict:
+def _statistics(comparison: Comparison) -> dict:
     """The deciding output's error against its bound, as the record's outputs say it."""
     judged = [s for s in comparison.statistics if s.judged]
     worst = max(judged, key=lambda s: float("inf") if s.error_ratio is None else s.error_ratio,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -24,12 +25,12 @@ class Comparison:
     margin: str | None = None  # by how much it passed or failed, e.g. "SQNR 31.2 dB, needs 25"
 
 
-def flatten_tensors(value) -> list:
+def flatten_tensors(value: Any) -> list:
     leaves, _ = pytree.tree_flatten(value)
     return leaves
 
 
-def flat_inputs(inputs) -> list:
+def flat_inputs(inputs: Any) -> list:
     """A program's inputs as the runtime takes them: flat, contiguous tensors."""
     return [t.contiguous() if isinstance(t, torch.Tensor) else t for t in flatten_tensors(inputs)]
 
@@ -110,7 +111,7 @@ def _dtype_name(tensor: torch.Tensor) -> str:
     return str(tensor.dtype).removeprefix("torch.")
 
 
-def compare_outputs(expected, actual: list, rules: RuleBook | Tolerance) -> Comparison:
+def compare_outputs(expected: Any, actual: list, rules: RuleBook | Tolerance) -> Comparison:
     """Judge each output by the rule for its dtype; the margin named is the worst
     output's (the first failing one, else the one nearest its bound)."""
     book = rules if isinstance(rules, RuleBook) else RuleBook(rules)

@@ -20,7 +20,7 @@ import os
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import torch
 import torch.utils._pytree as pytree
@@ -51,7 +51,7 @@ from etsuite.backends.harness.contract.record import (
     trim_error,
 )
 from etsuite.backends.harness.contract.statuses import STAGE_FAILURE, Status
-from etsuite.backends.harness.flows.flow import Flow
+from etsuite.backends.harness.flows.flow import Flow, SourceTransform
 from etsuite.backends.harness.flows.runtimes import (
     ExecuTorchRuntime,
     LoweredProgram,
@@ -127,8 +127,9 @@ def _error_text(error: BaseException) -> str:
 WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
 
 
-def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None,
-             calibrate: Callable[[torch.nn.Module], None] | None = None):
+def quantize(exported: Any, inputs: tuple, flow: Flow, dynamic_shapes: Any,
+             forward: Callable[..., Any] | None = None,
+             calibrate: Callable[[torch.nn.Module], None] | None = None) -> Any:
     """PT2E on the already exported graph (no second export of the eager model).
     Calibrates on `inputs` unless `calibrate` runs the prepared module itself (a stateful
     test calibrates on all of its steps)."""
@@ -149,7 +150,7 @@ def quantize(exported, inputs: tuple, flow: Flow, dynamic_shapes, forward=None,
                                dynamic_shapes=_spread_varargs(forward, dynamic_shapes))
 
 
-def _spread_varargs(forward, dynamic_shapes):
+def _spread_varargs(forward: Callable[..., Any] | None, dynamic_shapes: Any) -> Any:
     """The converted module takes the model's inputs as positional parameters. For a
     `forward(self, *xs)` model the test gives one dynamic_shapes entry holding the specs
     of all of *xs (a tuple, or a dict keyed by the varargs' name): spread it over them."""
@@ -173,7 +174,7 @@ def run_pipeline(
     inputs: tuple,
     flow: Flow,
     *,
-    dynamic_shapes=None,
+    dynamic_shapes: Any = None,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
@@ -203,7 +204,7 @@ def run_steps_pipeline(
     steps: list,
     flow: Flow,
     *,
-    dynamic_shapes=None,
+    dynamic_shapes: Any = None,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     localize_budget: float | None = None,
@@ -248,7 +249,8 @@ def run_methods_pipeline(
                 crashed_at)
 
 
-def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_stage,
+def _run(model: Any, inputs: tuple, calls: Calls, flow: Flow, dynamic_shapes: Any,
+         tolerance: RuleBook | None, on_stage: Callable[[str], None],
          localize_budget: float | None = None, crashed_at: str | None = None,
          after_export: Callable[[Any], Any] | None = None) -> PipelineOutcome:
     outcome = PipelineOutcome()
@@ -265,7 +267,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
         if after_export is not None:
             exported = after_export(exported)
         if flow.quantizes:
-            def quantize_with_reference():
+            def quantize_with_reference() -> Any:
                 quantized = calls.quantize(exported, model, inputs, flow, dynamic_shapes)
                 if flow.tolerance.fidelity_steps is not None:  # the flow judges fidelity
                     outcome.quantized_reference = calls.quantized_reference(quantized)
@@ -289,7 +291,7 @@ def _run(model, inputs: tuple, calls, flow: Flow, dynamic_shapes, tolerance, on_
     return outcome
 
 
-def _keep_weights(exported) -> Callable[[], None]:
+def _keep_weights(exported: Any) -> Callable[[], None]:
     """A lowering may take constants out of the exported program it lowers (OpenVINO's
     does), and localization lowers and runs that program again: `restore()` puts back
     what was taken (the tables' entries are kept by reference: no tensor is copied)."""
@@ -302,7 +304,7 @@ def _keep_weights(exported) -> Callable[[], None]:
     return restore
 
 
-def lower(exported, flow: Flow):
+def lower(exported: Any, flow: Flow) -> Any:
     """The flow's lowering: its partitioners (none for portable) and compile config. The
     one place both the pipeline and priming lower, so they lower alike."""
     from executorch.exir import to_edge_transform_and_lower
@@ -322,7 +324,8 @@ def lower(exported, flow: Flow):
             put_back()
 
 
-def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: _Timer,
+def _lower_run_compare(exported: Any, calls: Calls, expected: Any, flow: Flow,
+                       tolerance: RuleBook | None, timer: _Timer,
                        found: PipelineOutcome, localize_budget: float | None) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
@@ -399,14 +402,14 @@ def _lower_run_compare(exported, calls, expected, flow: Flow, tolerance, timer: 
         found.status = Status.PASS
 
 
-def _fidelity_rule(rules) -> str:
+def _fidelity_rule(rules: RuleBook | Tolerance) -> str:
     base = base_rule(rules)
     return (f"every element within {base.fidelity_steps:g} steps of the quantized program, "
             f"|bias| <= {base.fidelity_bias_steps:g} steps, |gain - 1| <= "
             f"{base.fidelity_gain:g}")
 
 
-def _reference_description(flow: Flow, reference) -> str:
+def _reference_description(flow: Flow, reference: fidelity.QuantizedReference | None) -> str:
     """What the outputs were judged against, in the record's words."""
     if reference is not None:
         return reference.description
@@ -419,7 +422,7 @@ def _reference_description(flow: Flow, reference) -> str:
     return fidelity.FP32_EAGER
 
 
-def _take_execution(runtime, loaded, found: PipelineOutcome) -> None:
+def _take_execution(runtime: Runtime, loaded: Any, found: PipelineOutcome) -> None:
     """A runtime that executes elsewhere names the device that ran the program and splits
     the `load` and `run` wall times (transfer apart from execution: runtimes.Execution)."""
     report = getattr(runtime, "execution", None)
@@ -432,48 +435,110 @@ def _take_execution(runtime, loaded, found: PipelineOutcome) -> None:
         found.cost = execution.cost
 
 
+class Calls(Protocol):
+    """What a subtest's calls give the pipeline (`_run`, `_lower_run_compare`): the calls
+    a program is made for, and everything that depends on them, from the eager reference
+    to where a failure starts. `OneCall` (one call of `forward`), `StepCalls` (steps on
+    one loaded method) and `MethodCalls` (calls of several methods) are the three kinds;
+    mypy checks each against this where the pipeline is handed one."""
+
+    def reference(self, model: Any) -> Any:
+        """The eager outputs of the calls (the `eager` stage)."""
+
+    def transform(self, model: Any, recipe: SourceTransform) -> Any:
+        """The flow's source transformation applied to a copy (the `transform` stage)."""
+
+    def export(self, model: Any, inputs: tuple, dynamic_shapes: Any,
+               strict: bool = False) -> Any:
+        """The exported program, or one per method (the `export` stage)."""
+
+    def quantize(self, exported: Any, model: Any, inputs: tuple, flow: Flow,
+                 dynamic_shapes: Any) -> Any:
+        """The exported program quantized by the flow (the `quantize` stage)."""
+
+    def quantized_reference(self, quantized: Any) -> fidelity.QuantizedReference:
+        """The quantized program run eagerly on the calls (case/fidelity.py)."""
+
+    def programs_of(self, edge: Any) -> list:
+        """The lowered edge program's exported programs, one per method."""
+
+    def describe_program(self, programs: list, found: PipelineOutcome) -> None:
+        """What the record says of the lowered programs beyond the delegation counts."""
+
+    def serialize(self, edge: Any) -> Any:
+        """The ExecuTorch program (the `serialize` stage)."""
+
+    def missing(self, runtime: Runtime) -> str | None:
+        """Why `runtime` cannot make these calls (the subtest ends `lowered_not_run`),
+        or None."""
+
+    def replay(self, program: LoweredProgram, runtime: Runtime, rules: RuleBook,
+               expected: Any, reference: fidelity.QuantizedReference | None
+               ) -> Replay | None:
+        """What a rerun and the artifacts need, or None where they are not written."""
+
+    def load(self, runtime: Runtime, program: LoweredProgram) -> Any:
+        """The loaded program (the `load` stage)."""
+
+    def execute(self, runtime: Runtime, loaded: Any, found: PipelineOutcome) -> list:
+        """The runtime's outputs of the calls (the `run` stage)."""
+
+    def judge(self, expected: Any, actual: list, rules: RuleBook,
+              found: PipelineOutcome) -> fidelity.Verdict:
+        """The outputs against the reference (the `compare` stage)."""
+
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+                 found: PipelineOutcome, flow: Flow) -> dict:
+        """Where a mismatch starts: the record's `localization`."""
+
+    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
+                       stage: str | None = None) -> dict:
+        """Where a stage failure starts: the record's `localization`."""
+
+
 class _SingleMethod:
     """What a program of one method (`forward`) does at export, quantize, serialize and
     load; `MethodCalls` replaces these for a program of several methods."""
 
-    def export_mode(self):
+    def export_mode(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
     # Runs a PT2E-prepared module on calibration data; None: quantize calibrates on the
     # export inputs.
     calibrate: Callable[[torch.nn.Module], None] | None = None
 
-    def transform(self, model, recipe):
+    def transform(self, model: Any, recipe: SourceTransform) -> Any:
         """The recipe rewrites a copy: the test's model stays the eager reference (a
         rerun's eager run uses it again)."""
         return recipe.apply(copy.deepcopy(model))
 
-    def export(self, model, inputs: tuple, dynamic_shapes, strict: bool = False):
+    def export(self, model: Any, inputs: tuple, dynamic_shapes: Any, strict: bool = False) -> Any:
         with self.export_mode():
             return torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes,
                                        strict=strict)
 
-    def quantize(self, exported, model, inputs: tuple, flow: Flow, dynamic_shapes):
+    def quantize(self, exported: Any, model: Any, inputs: tuple, flow: Flow,
+                 dynamic_shapes: Any) -> Any:
         return quantize(exported, inputs, flow, dynamic_shapes, model.forward,
                         calibrate=self.calibrate)
 
-    def programs_of(self, edge) -> list:
+    def programs_of(self, edge: Any) -> list:
         return [edge.exported_program()]
 
     # The eager reference of this subtest's calls (each kind of calls defines it).
     reference: Callable[[Any], Any]
 
-    def quantized_reference(self, quantized) -> fidelity.QuantizedReference:
+    def quantized_reference(self, quantized: Any) -> fidelity.QuantizedReference:
         """The quantized program run eagerly on this subtest's calls (case/fidelity.py)."""
         return fidelity.build_reference(quantized, self.reference)
 
-    def serialize(self, edge):
+    def serialize(self, edge: Any) -> Any:
         return edge.to_executorch()
 
-    def missing(self, runtime) -> str | None:
+    def missing(self, runtime: Runtime) -> str | None:
         return None
 
-    def load(self, runtime, program):
+    def load(self, runtime: Runtime, program: LoweredProgram) -> Any:
         return runtime.load(program)
 
 
@@ -484,25 +549,27 @@ class OneCall(_SingleMethod):
     inputs: tuple
     repro_to: dict | None = None
 
-    def reference(self, model):
+    def reference(self, model: Any) -> Any:
         return model(*self.inputs)
 
     def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
         pass
 
-    def replay(self, program, runtime, rules, expected, reference) -> "Replay":
+    def replay(self, program: LoweredProgram, runtime: Runtime, rules: RuleBook, expected: Any,
+               reference: fidelity.QuantizedReference | None) -> "Replay":
         return Replay(program, runtime, rules, flat_inputs(self.inputs), flatten_tensors(expected),
                       reference=reference)
 
-    def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+    def execute(self, runtime: Runtime, loaded: Any, found: "PipelineOutcome") -> list:
         assert found.replay is not None  # replay() ran just before, and gives one
         return runtime.execute(loaded, found.replay.inputs)
 
-    def judge(self, expected, actual, rules, found: "PipelineOutcome") -> fidelity.Verdict:
+    def judge(self, expected: Any, actual: list, rules: RuleBook,
+              found: "PipelineOutcome") -> fidelity.Verdict:
         return fidelity.judge(expected, actual, rules, found.quantized_reference)
 
-    def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
-                 flow: Flow) -> dict:
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+                 found: "PipelineOutcome", flow: Flow) -> dict:
         """Where the mismatch starts (case/localize.py), in a forked process. A program
         that ran elsewhere than on this host's ExecuTorch runtime (a runner, the TOSA
         reference model) has no ETDump here: its mismatch is bisected over prefixes of
@@ -531,7 +598,7 @@ class OneCall(_SingleMethod):
         then["seconds"] = round(time.monotonic() - started, 3)
         return then
 
-    def localize_stage(self, exported, flow: Flow, status: str, budget: float,
+    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
                        stage: str | None = None) -> dict:
         """Where a stage failure starts (case/bisection.py), in a forked process. `stage`:
         the stage it failed at (a crash's status does not say)."""
@@ -542,8 +609,9 @@ class OneCall(_SingleMethod):
             method=bisection.METHOD)
 
 
-def _localize_mismatch(exported, runtime, rules, budget: float, flow: Flow, inputs: list,
-                       earlier: list | tuple, alone) -> dict:
+def _localize_mismatch(exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+                       flow: Flow, inputs: list, earlier: list | tuple,
+                       alone: Callable[[Any, dict, float], dict]) -> dict:
     """Where a mismatch starts (case/localize.py), in a forked process: the program is
     lowered there again, so a subtest that passes pays nothing for it (serializing rewrites
     the edge graph in place, so its provenance must be read before). Inside a delegate,
@@ -566,7 +634,7 @@ def _localize_mismatch(exported, runtime, rules, budget: float, flow: Flow, inpu
         alone, earlier), budget)
 
 
-def _alone(flow: Flow, status: str, stage: str | None, exported, inputs,
+def _alone(flow: Flow, status: str, stage: str | None, exported: Any, inputs: Any,
            repro_to: dict | None) -> Callable[[Any, dict, float], dict]:
     """The op lowered by itself on its captured inputs (case/repro.py), its folder
     written where asked; when the op passes alone, the smallest window of the graph
@@ -574,7 +642,7 @@ def _alone(flow: Flow, status: str, stage: str | None, exported, inputs,
     where = repro_to or {}
     context = {key: where.get(key, "?") for key in ("test_id", "tox_env")}
 
-    def alone(node, values: dict, deadline: float) -> dict:
+    def alone(node: Any, values: dict, deadline: float) -> dict:
         found = repro.reproduce(node, values, flow, status, where.get("folder"), context,
                                 run_pipeline)
         if found.get("reproduces") is False:
@@ -606,27 +674,28 @@ class StepCalls(_SingleMethod):
         """(method name, inputs) of every step."""
         return [("forward", step) for step in self.steps]
 
-    def _by_method(self, value) -> dict:
+    def _by_method(self, value: Any) -> dict:
         """What exists once per method (modules, loaded methods), keyed by its name."""
         return {"forward": value}
 
-    def reference(self, model):
+    def reference(self, model: Any) -> list[list]:
         return eager_calls(self._by_method(model), self._calls())
 
-    def export_mode(self):
+    def export_mode(self) -> contextlib.AbstractContextManager[Any]:
         return torch.no_grad()  # a traced in-place update of a buffer needs it
 
-    def calibrate(self, prepared) -> None:
+    def calibrate(self, prepared: torch.nn.Module) -> None:
         calibrate_steps(prepared, self.steps)
 
     def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
         found.steps = len(self.steps)
         found.state = combined_placement([state_placement(p) for p in programs])
 
-    def replay(self, program, runtime, rules, expected, reference) -> None:
+    def replay(self, program: LoweredProgram, runtime: Runtime, rules: RuleBook, expected: Any,
+               reference: fidelity.QuantizedReference | None) -> None:
         return None
 
-    def quantized_reference(self, quantized) -> fidelity.QuantizedReference:
+    def quantized_reference(self, quantized: Any) -> fidelity.QuantizedReference:
         """The quantized program run eagerly through the same steps, its buffers carrying
         the state as the eager module's do (one reference output list per step)."""
         if isinstance(quantized, dict):
@@ -635,8 +704,8 @@ class StepCalls(_SingleMethod):
                 "reference is not built yet"))
         return fidelity.build_reference(quantized, self.reference)
 
-    def localize(self, exported, runtime, rules, budget: float, found: "PipelineOutcome",
-                 flow: Flow) -> dict:
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+                 found: "PipelineOutcome", flow: Flow) -> dict:
         """Where the first failing step's mismatch starts: the steps before it run first,
         on the runtime's one loaded method and eagerly with the buffers each step mutates
         (case/localize.py), in a forked process."""
@@ -650,7 +719,7 @@ class StepCalls(_SingleMethod):
         return _localize_mismatch(exported, runtime, rules, budget, flow, steps[-1],
                                   steps[:-1], alone)
 
-    def localize_stage(self, exported, flow: Flow, status: str, budget: float,
+    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
                        stage: str | None = None) -> dict:
         """A failure before the steps run (lower, serialize, load) needs one program and
         its first step's inputs: bisected as a one-call program's. A run failure of a
@@ -661,18 +730,19 @@ class StepCalls(_SingleMethod):
             return localize.not_localized(f"{why} is not bisected yet", time.monotonic())
         return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget, stage)
 
-    def missing(self, runtime) -> str | None:
+    def missing(self, runtime: Runtime) -> str | None:
         if getattr(runtime, "carries_state", True) is False \
                 and getattr(runtime, "execute_calls", None) is None:
             return (f"runtime {runtime.name} loads the program afresh for every call, so it "
                     f"cannot carry a stateful program's state from one step to the next")
         return None
 
-    def execute(self, runtime, loaded, found: "PipelineOutcome") -> list:
+    def execute(self, runtime: Runtime, loaded: Any, found: "PipelineOutcome") -> list:
         outputs, found.step_ms = execute_calls(runtime, self._by_method(loaded), self._calls())
         return outputs
 
-    def judge(self, expected, actual, rules, found: "PipelineOutcome"):
+    def judge(self, expected: Any, actual: list, rules: RuleBook,
+              found: "PipelineOutcome") -> fidelity.Verdict:
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         found.step_sqnr_db = judged.sqnr_db
@@ -694,7 +764,8 @@ class StepCalls(_SingleMethod):
         return self._with_fidelity(accuracy, expected, actual, rules, found)
 
     @staticmethod
-    def _with_fidelity(accuracy: fidelity.Verdict, expected, actual, rules,
+    def _with_fidelity(accuracy: fidelity.Verdict, expected: Any, actual: list,
+                       rules: RuleBook,
                        found: "PipelineOutcome") -> fidelity.Verdict:
         """A quantizing flow's steps judged against the quantized reference too, step by
         step (case/fidelity.py): the first step the backend leaves its quantized program
@@ -757,17 +828,19 @@ class MethodCalls(StepCalls):
     def _by_method(self, value: dict) -> dict:
         return value  # already one per method
 
-    def transform(self, modules: dict, recipe):
+    def transform(self, modules: dict, recipe: SourceTransform) -> dict:
         copies = copy.deepcopy(modules)  # together, so buffers they share stay shared
         return {name: recipe.apply(module) for name, module in copies.items()}
 
-    def export(self, modules: dict, inputs, dynamic_shapes, strict: bool = False):
+    def export(self, modules: dict, inputs: tuple, dynamic_shapes: Any,
+               strict: bool = False) -> dict:
         with torch.no_grad():
             return {name: torch.export.export(modules[name], example, dynamic_shapes=shapes,
                                               strict=strict)
                     for name, (example, shapes) in self.methods.items()}
 
-    def quantize(self, exported: dict, modules: dict, inputs, flow: Flow, dynamic_shapes):
+    def quantize(self, exported: dict, modules: dict, inputs: tuple, flow: Flow,
+                 dynamic_shapes: Any) -> dict:
         """Each method on its own, calibrated on its own calls."""
         quantized = {}
         for name, (example, shapes) in self.methods.items():
@@ -777,22 +850,22 @@ class MethodCalls(StepCalls):
                                        calibrate=functools.partial(calibrate_steps, steps=own))
         return quantized
 
-    def programs_of(self, edge) -> list:
+    def programs_of(self, edge: Any) -> list:
         return [edge.exported_program(name) for name in self.methods]
 
-    def serialize(self, edge):
+    def serialize(self, edge: Any) -> Any:
         from executorch.exir import ExecutorchBackendConfig
         from executorch.exir.passes import MemoryPlanningPass
 
         return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=MemoryPlanningPass(
             alloc_mutable_buffers=True, share_mutable_buffers=True)))
 
-    def missing(self, runtime) -> str | None:
+    def missing(self, runtime: Runtime) -> str | None:
         if getattr(runtime, "load_methods", None) is None:
             return f"runtime {runtime.name} runs programs of one method only"
         return None
 
-    def load(self, runtime, program):
+    def load(self, runtime: Any, program: LoweredProgram) -> dict:  # runtime: with load_methods
         return runtime.load_methods(program, list(self.methods))
 
     def describe_program(self, programs: list, found: "PipelineOutcome") -> None:
@@ -816,7 +889,7 @@ class Replay:
     # A quantizing flow's quantized reference (case/fidelity.py), None otherwise
     reference: fidelity.QuantizedReference | None = None
 
-    def status(self, model, inputs: tuple | None = None) -> Status:
+    def status(self, model: Any, inputs: tuple | None = None) -> Status:
         """The status of loading and running the program again, on `inputs` (default:
         the same inputs) against `model`'s eager outputs on them."""
         flat = self.inputs if inputs is None else flat_inputs(inputs)

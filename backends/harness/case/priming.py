@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 import tempfile
+from typing import Iterator
 
 import torch
 
@@ -28,12 +29,12 @@ _WARMED: set[str] = set()
 class PrimingModel(torch.nn.Module):
     """Conv, relu, mean and linear: enough to reach the quantizers' conv patterns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.conv = torch.nn.Conv2d(2, 4, 3)
         self.linear = torch.nn.Linear(4, 3)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(torch.relu(self.conv(x)).mean(dim=(2, 3)))
 
 
@@ -55,7 +56,7 @@ def prime(flows: list[Flow]) -> list[str]:
         logging.disable(logging.NOTSET)
 
 
-def _prime(model, inputs, flows: list[Flow]) -> list[str]:
+def _prime(model: torch.nn.Module, inputs: tuple, flows: list[Flow]) -> list[str]:
     problems: list[str] = []
     if not flows:
         return problems  # no test of this run uses a flow: nothing to warm
@@ -90,7 +91,7 @@ RUNTIME_CHATTER = ("[cpuinfo_utils.cpp:",)
 
 
 @contextlib.contextmanager
-def _runtime_chatter_kept_off_the_console():
+def _runtime_chatter_kept_off_the_console() -> Iterator[None]:
     """The portable run is where this process first executes a program, so where the
     runtime's CPU probe prints. Native stderr goes to a file meanwhile; afterwards every
     line but that chatter is written to stderr as it was."""

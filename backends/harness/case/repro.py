@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.utils._pytree as pytree
 
 from etsuite.backends.harness.case.bisection import dynamic_shapes_of
 from etsuite.backends.harness.case.localize import contained, resolve, source_location
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.flows.flow import Flow
 
 PASSING = ("pass", "pass_undelegated")
 # The repro folders of a run, together, stay under this many bytes; past it, none is written.
@@ -87,7 +90,7 @@ class OneOp(torch.nn.Module):
         return module, tuple(v for v in leaves if isinstance(v, torch.Tensor)
                              and not isinstance(v, torch.nn.Parameter))
 
-    def forward(self, *tensors):
+    def forward(self, *tensors: Any) -> Any:
         given = iter(tensors)
         leaves = [next(given) if kind == self.INPUT else getattr(self, value)
                   if kind == self.WEIGHT else value for kind, value in self.slots]
@@ -110,9 +113,9 @@ def functional(target: str) -> str:
     return candidate
 
 
-def op_call(node, values: dict) -> tuple[tuple, dict]:
+def op_call(node: Any, values: dict) -> tuple[tuple, dict]:
     """The node's arguments with each input node replaced by its value in the run."""
-    def value_of(arg):
+    def value_of(arg: Any) -> Any:
         if isinstance(arg, torch.fx.Node):
             if arg.name not in values:
                 raise KeyError(f"no captured value for {arg.name}")
@@ -126,7 +129,7 @@ def op_call(node, values: dict) -> tuple[tuple, dict]:
 ALONE_SECONDS = 300.0
 
 
-def reproduce(node, values: dict, flow, status: str, folder: str | None,
+def reproduce(node: Any, values: dict, flow: Flow, status: str, folder: str | None,
               context: dict, run_pipeline: Callable) -> dict:
     """Lower and run the op alone with `flow`; the record's `repro`: whether it still ends
     `status`, what it ended, and the folder written (None when not asked for or past the
@@ -216,7 +219,7 @@ def write_subgraph(folder: str, found: dict, flow: str, status: str, context: di
     return folder
 
 
-def _write(folder: str, target: str, args, kwargs, flow: str, status: str,
+def _write(folder: str, target: str, args: tuple, kwargs: dict, flow: str, status: str,
            context: dict) -> str | None:
     root = os.path.dirname(os.path.dirname(folder))
     if _size(root) > CAP_BYTES:

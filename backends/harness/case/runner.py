@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 import zlib
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RerunResult, SubtestRecord
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows.flow import Flow
 from etsuite.backends.harness.flows.tolerance import RuleBook
+
+if TYPE_CHECKING:
+    import pytest
+
+    from etsuite.backends.harness.artifacts import ArtifactPolicy
+    from etsuite.backends.harness.case.pipeline import Replay
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,7 @@ class TestContext:
     repro: str
 
 
-def new_record(flow: Flow | None, context: TestContext, subtest: int, **found) -> SubtestRecord:
+def new_record(flow: Flow | None, context: TestContext, subtest: int, **found: Any) -> SubtestRecord:
     """A record with the test's identity and what a stage (or a lost child) found.
     `flow` is None only for a test without one whose process was lost."""
     return SubtestRecord(
@@ -40,13 +46,13 @@ def new_record(flow: Flow | None, context: TestContext, subtest: int, **found) -
     )
 
 
-def random_like(inputs) -> tuple:
+def random_like(inputs: Any) -> tuple:
     """Fresh inputs with the shapes and dtypes of `inputs` (drawn from the seeded torch
     generator): floats from a normal distribution, integers and booleans from the range
     the given ones span, so indices stay valid. Non-tensors are kept."""
     import torch
 
-    def draw(value):
+    def draw(value: Any) -> Any:
         if not isinstance(value, torch.Tensor):
             return value
         if value.is_floating_point():
@@ -77,7 +83,7 @@ class LocalizePolicy:
     budget: float = 60.0
 
     @classmethod
-    def from_config(cls, config) -> "LocalizePolicy":
+    def from_config(cls, config: pytest.Config) -> "LocalizePolicy":
         return cls(config.getoption("localize", "undeclared"),
                    config.getoption("localize_budget", 60.0))
 
@@ -103,7 +109,8 @@ class TestRunner:
 
     def __init__(self, flow: Flow, context: TestContext,
                  on_progress: Callable[[dict], None] = lambda event: None,
-                 artifacts=None, localize: LocalizePolicy = LocalizePolicy(),
+                 artifacts: ArtifactPolicy | None = None,
+                 localize: LocalizePolicy = LocalizePolicy(),
                  crash_target: tuple[int, str] | None = None):
         self.artifacts = artifacts  # an artifacts.ArtifactPolicy, or None: write none
         self.localize = localize
@@ -165,7 +172,7 @@ class TestRunner:
         folder = os.path.join(REPROS, safe_name(self.context.test_id), f"subtest{subtest}")
         return {"folder": folder, "test_id": self.context.test_id, "tox_env": self.flow.backend}
 
-    def _rerun(self, replay, model, inputs: tuple, subtest: int) -> dict:
+    def _rerun(self, replay: Replay, model: Any, inputs: tuple, subtest: int) -> dict:
         """Run a failing subtest's program again in this process: once on the same inputs
         and once on other inputs of the same shapes (a seed derived from the case and the
         subtest; the global generator is left as it was, so later subtests draw what they
@@ -180,8 +187,9 @@ class TestRunner:
             other = replay.status(model, random_like(inputs))
         return {"rerun": RerunResult(same, other, seed), "flaky": not same.failing}
 
-    def lower_and_run_model(self, model, inputs, generate_random_test_inputs: bool = False, *,
-                            dynamic_shapes=None, atol: float | None = None,
+    def lower_and_run_model(self, model: Any, inputs: Any,
+                            generate_random_test_inputs: bool = False, *,
+                            dynamic_shapes: Any = None, atol: float | None = None,
                             rtol: float | None = None) -> SubtestRecord:
         """Run the flow's pipeline on `model(*inputs)` and record the result.
 
@@ -215,7 +223,7 @@ class TestRunner:
         self._end_crash_run(subtest)
         return record
 
-    def lower_and_run_steps(self, model, steps, *, dynamic_shapes=None,
+    def lower_and_run_steps(self, model: Any, steps: list, *, dynamic_shapes: Any = None,
                             atol: float | None = None,
                             rtol: float | None = None,
                             next_token_logits: int | None = None) -> SubtestRecord:

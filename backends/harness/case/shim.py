@@ -23,10 +23,15 @@ from __future__ import annotations
 
 import sys
 import unittest
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pytest
 
 from etsuite.backends.harness.flows.flow import Flow
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.case.runner import TestRunner
+    from etsuite.backends.harness.contract.record import SubtestRecord
 
 DEFAULT_DTYPES = ("float32",)
 # ExecuTorch's suite annotates `flow` with its TestFlow: the same role as our Flow.
@@ -36,9 +41,9 @@ TestFlow = Flow
 class OperatorTest(unittest.TestCase):
     """Base of unittest-style operator tests; see the module docstring."""
 
-    _runner = None
+    _runner: TestRunner | None = None
 
-    def _test_op(self, model, inputs, flow, **options):
+    def _test_op(self, model: Any, inputs: Any, flow: Flow, **options: Any) -> SubtestRecord:
         if self._runner is None:
             raise RuntimeError(f"{type(self).__name__} must be decorated with @operator_test")
         if flow is not self._runner.flow:
@@ -47,36 +52,36 @@ class OperatorTest(unittest.TestCase):
         return self._runner.lower_and_run_model(model, inputs, **options)
 
 
-def dtype_test(function=None, *, dtypes=DEFAULT_DTYPES):
+def dtype_test(function: Any = None, *, dtypes: Iterable[str] = DEFAULT_DTYPES) -> Any:
     """Mark a method as taking `(self, flow, dtype)`; it runs once per dtype name."""
 
-    def mark(method):
+    def mark(method: Any) -> Any:
         method.etsuite_dtypes = tuple(dtypes)
         return method
 
     return mark(function) if function is not None else mark
 
 
-def _bind(cls, method):
+def _bind(cls: type[OperatorTest], method: Any) -> Callable[..., None]:
     """A pytest test function equivalent to `method` on a fresh instance of `cls`.
 
     The wrapper's own signature is what pytest reads for fixtures, so it must not carry
     `__wrapped__` (functools.wraps would make pytest look at the original signature)."""
     dtypes = getattr(method, "etsuite_dtypes", None)
 
-    def instance(test_runner):
+    def instance(test_runner: TestRunner) -> OperatorTest:
         test = cls()
         test._runner = test_runner
         return test
 
     if dtypes is None:
-        def run(test_runner):
+        def run(test_runner: TestRunner) -> None:
             method(instance(test_runner), test_runner.flow)
     else:
         import torch
 
         @pytest.mark.parametrize("dtype", [getattr(torch, d) for d in dtypes], ids=list(dtypes))
-        def run(test_runner, dtype):
+        def run(test_runner: TestRunner, dtype: Any) -> None:
             method(instance(test_runner), test_runner.flow, dtype)
 
     run.__name__ = run.__qualname__ = method.__name__
@@ -85,7 +90,7 @@ def _bind(cls, method):
     return run
 
 
-def operator_test(cls):
+def operator_test(cls: type[OperatorTest]) -> None:
     """Class decorator: put one module-level pytest test per `test*` method into the
     class's module and return None, as ExecuTorch's suite does, so a module written for it
     gets the same node ids here (`test_add.py::test_add_f32[...]`, no class part)."""

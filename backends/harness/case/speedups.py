@@ -119,7 +119,7 @@ CALLER_CHECKS = (
 )
 
 
-def called_from_to_backend(self=None) -> bool:
+def called_from_to_backend(self: Any = None) -> bool:
     """True when a `to_backend` of executorch's exir/program/_program.py is on the call
     stack and `to_edge_transform_and_lower` is not; the same answer as the partitioners'
     inspect.stack() walk, from the frames' code objects alone."""
@@ -173,13 +173,13 @@ def _memoize_registered_fusion_graphs() -> None:
                 _applied.append("fusion-pattern-graph-cache")
 
 
-def _built_once(build):
+def _built_once(build: Callable[[], Any]) -> Callable[..., Any]:
     """`build()` called once; every call gets a deep copy of its answer."""
     import copy
 
     built: list = []
 
-    def memoized():
+    def memoized() -> Any:
         if not built:
             built.append(build())
         return copy.deepcopy(built[0])
@@ -227,12 +227,13 @@ def memoize_pattern_graphs() -> None:
             _applied.append("pattern-graph-cache")
 
 
-def _memoized_builder(build):
+def _memoized_builder(build: Callable[..., Any]) -> Callable[..., Any]:
     import copy
 
     graphs: dict = {}
 
-    def memoized(pattern, example_inputs, is_cuda=False, **kwargs):
+    def memoized(pattern: Any, example_inputs: Any, is_cuda: bool = False,
+                 **kwargs: Any) -> Any:
         key = pattern_key(pattern, example_inputs, is_cuda, kwargs)
         if key is None:
             return build(pattern, example_inputs, is_cuda, **kwargs)
@@ -243,7 +244,7 @@ def _memoized_builder(build):
     return _wrapping(memoized, build, memoized=True)
 
 
-def _function_identity(function) -> tuple:
+def _function_identity(function: Any) -> tuple:
     # A method's `__class__` cell (there for `super()`) is its class, which _class_identity
     # describes by content instead.
     closure = tuple(cell.cell_contents for name, cell in
@@ -253,13 +254,13 @@ def _function_identity(function) -> tuple:
             tuple(sorted((function.__kwdefaults__ or {}).items())))
 
 
-def _class_identity(cls) -> tuple:
+def _class_identity(cls: type) -> tuple:
     """A pattern class by what it computes, not by the class object: Core ML's quantizer
     defines its `Pattern(nn.Module)` inside the function that builds it, so every call
     makes a new class with the same code and closed-over values."""
     import types
 
-    def function_of(value):
+    def function_of(value: Any) -> Any:
         return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
 
     methods = tuple(sorted((name, _function_identity(function_of(value)))
@@ -268,7 +269,7 @@ def _class_identity(cls) -> tuple:
     return (cls.__module__, cls.__qualname__, cls.__bases__, methods)
 
 
-def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
+def pattern_key(pattern: Any, example_inputs: Any, is_cuda: bool, kwargs: dict) -> tuple | None:
     """What determines a pattern graph: the pattern's methods (and, for a module wrapping
     a function, that function) with the values they close over, the module's own plain
     attributes, and the example inputs' (positional and keyword) shapes and dtypes.
@@ -290,7 +291,7 @@ def pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple | None:
         else:
             identity = (_function_identity(pattern),)
 
-        def described(value):
+        def described(value: Any) -> Any:
             # An example tensor matters to the export by its shape and dtype only.
             return (tuple(value.shape), value.dtype) if isinstance(value, torch.Tensor) else value
 
@@ -329,7 +330,7 @@ def _memoize_preservable_cia_ops() -> bool:
         return False
     answers: dict[tuple, object] = {}
 
-    def collect_all_valid_cia_ops():
+    def collect_all_valid_cia_ops() -> Any:
         key = _registry_key()
         if key not in answers:
             answer = original()
@@ -358,7 +359,7 @@ def _cached_callable_annotations() -> bool:
     return True
 
 
-def _accelerator_present(torch) -> bool:
+def _accelerator_present(torch: Any) -> bool:
     checks = (
         lambda: torch.cuda.is_available(),
         lambda: torch.xpu.is_available(),
@@ -409,5 +410,5 @@ def _shared_node_provenance() -> bool:
     return True
 
 
-def _same_record(record, memo):
+def _same_record(record: Any, memo: Any) -> Any:
     return record

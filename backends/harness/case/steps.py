@@ -23,6 +23,7 @@ from etsuite.backends.harness.case.output_match import (
     flat_inputs,
     flatten_tensors,
 )
+from etsuite.backends.harness.flows.tolerance import RuleBook, Tolerance
 
 
 @dataclass
@@ -68,11 +69,11 @@ class NextToken:
         return None
 
 
-def _share(value) -> str:
+def _share(value: float | None) -> str:
     return "not comparable" if value is None else f"{value:.3g}"
 
 
-def _nats(value) -> str:
+def _nats(value: float | None) -> str:
     return "not comparable" if value is None else f"{value:.3g} nats"
 
 
@@ -139,7 +140,7 @@ def _worst_ratio(comparison: Comparison) -> float:
     return max((float("inf") if r is None else r for r in ratios), default=0.0)
 
 
-def judge_steps(expected: list[list], actual: list[list], rules) -> StepsJudged:
+def judge_steps(expected: list[list], actual: list[list], rules: RuleBook | Tolerance) -> StepsJudged:
     """Judges every step (a later step is judged even after one failed, so the series
     shows whether the error grows); the deciding step is the first that fails."""
     errors, sqnr, comparisons = [], [], []
@@ -187,7 +188,7 @@ def combined_placement(placements: list) -> str | None:
     return known.pop() if len(known) == 1 else "mixed" if known else None
 
 
-def state_placement(exported_program) -> str | None:
+def state_placement(exported_program: Any) -> str | None:
     """Where the program's buffer mutations are computed: "delegate" when every mutated
     buffer's new value comes out of a delegate, "portable" when none does, "mixed"
     otherwise; None for a program without mutable state."""

@@ -3,6 +3,8 @@ the report tools (`make update-durations`), read by the harness to balance shard
 
 from __future__ import annotations
 
+from typing import Any
+
 DURATIONS_FILE = "durations.json"
 DURATIONS_VERSION = 1
 
@@ -12,7 +14,7 @@ def durations_document(backend: str, durations: dict[str, float], sources: list[
             "durations": {nodeid: round(durations[nodeid], 3) for nodeid in sorted(durations)}}
 
 
-def durations_of(document) -> dict[str, float]:
+def durations_of(document: Any) -> dict[str, float]:
     """The seconds per node id of a durations document; ValueError when it is not one."""
     if not isinstance(document, dict) or document.get("version") != DURATIONS_VERSION:
         raise ValueError(f"not a durations file of version {DURATIONS_VERSION}")

@@ -6,7 +6,7 @@ Typed here; on disk the keys are the field names, as `to_dict` writes them."""
 from __future__ import annotations
 
 from dataclasses import Field, dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from etsuite.backends.harness.contract import shapes as sh
 
@@ -26,7 +26,7 @@ class FactsError(ValueError):
     """Session facts that do not follow the contract (a part that is not an object)."""
 
 
-def _object(value, what: str) -> dict:
+def _object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise FactsError(f"{what} must be an object, got {type(value).__name__}")
     return value
@@ -44,7 +44,7 @@ class _Flat:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data, what: str = ""):
+    def from_dict(cls, data: Any, what: str = "") -> Self:
         data = _object(data, what or cls.__name__)
         return cls(**{f.name: data.get(f.name) for f in fields(cls)})
 
@@ -123,7 +123,7 @@ class SessionFacts:
         return data
 
     @classmethod
-    def from_dict(cls, data) -> "SessionFacts":
+    def from_dict(cls, data: Any) -> "SessionFacts":
         """Read facts written by `to_dict` (of any version: the caller checks
         `schema_version`); FactsError when a part is not an object."""
         data = _object(data, "the session facts")

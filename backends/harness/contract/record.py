@@ -85,7 +85,7 @@ class RecordError(ValueError):
     """A record that does not follow the contract (unknown status or field type)."""
 
 
-def _object(data, what: str) -> dict:
+def _object(data: Any, what: str) -> dict:
     if not isinstance(data, dict):
         raise RecordError(f"{what} must be an object, got {type(data).__name__}")
     return data
@@ -293,7 +293,7 @@ class SubtestRecord(Findings, Subtest):
     # figures the error states, kept as data so a summary can rank them; None otherwise.
     budget_breaches: list | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         """A status, outputs and rerun given as their JSON values (a record read back by
         `from_dict`) become typed."""
         try:
@@ -369,7 +369,7 @@ _OUTPUT_SHAPE = sh.Fields({
     "sqnr_db": sh.Maybe(sh.NUMBER), "error_ratio": sh.Maybe(sh.NUMBER), "rule": _NAMES})
 
 
-def _checked(data, shapes: dict, what: str) -> dict:
+def _checked(data: Any, shapes: dict, what: str) -> dict:
     """`data` as an object whose known fields have their shapes (RecordError otherwise)."""
     data = _object(data, what)
     for name, shape in shapes.items():

@@ -5,6 +5,8 @@ these functions, so the places are named once."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from etsuite.backends.harness.contract import shapes as sh
 from etsuite.backends.harness.contract.facts import SessionFacts
 
@@ -14,7 +16,7 @@ _METADATA = "metadata"
 _RECORDS = "subtests"
 
 
-def facts_of_report(report: dict):
+def facts_of_report(report: dict) -> Any:
     """The session facts a report holds, as stored (None: a run without this plugin);
     `SessionFacts.from_dict` reads them once the caller checked their version."""
     return report.get(REPORT_KEY)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 
 class ShapeError(ValueError):
@@ -21,7 +22,7 @@ class Scalar:
 
     name: str
 
-    def holds(self, value) -> bool:
+    def holds(self, value: Any) -> bool:
         if self.name == "text":
             return isinstance(value, str)
         if self.name == "boolean":
@@ -70,7 +71,7 @@ OBJECT = Fields({})        # an object, whatever it holds
 ANYTHING = Scalar("any")   # any JSON value: shown as it is, never computed with
 
 
-def describe(shape) -> str:
+def describe(shape: object) -> str:
     if isinstance(shape, Scalar):
         return {"integer": "an integer", "text": "text", "number": "a number",
                 "finite": "a finite number", "boolean": "true or false"}[shape.name]
@@ -81,12 +82,12 @@ def describe(shape) -> str:
     return "an object"
 
 
-def _kind(value) -> str:
+def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "text", bool: "a boolean",
             type(None): "null"}.get(type(value), "a number")
 
 
-def check(value, shape, where: str) -> None:
+def check(value: Any, shape: object, where: str) -> None:
     """Raise ShapeError naming `where` (e.g. `'timings'["run"]`) unless `value` has `shape`.
     Iterative, so a deeply nested value cannot exhaust the stack."""
     todo = [(value, shape, where)]

@@ -6,7 +6,7 @@ these keys:"""
 from __future__ import annotations
 
 import json
-from typing import cast
+from typing import Any, cast
 
 from etsuite.backends.harness.contract.facts import SCHEMA_VERSION, SessionFacts
 from etsuite.backends.harness.contract.report import PHASE_SHAPE, REPORT_SUFFIX
@@ -37,7 +37,7 @@ def header_of(entries: list) -> dict | None:
     return first if isinstance(first, dict) and STREAM_HEADER in first else None
 
 
-def facts_of_header(header: dict):
+def facts_of_header(header: dict) -> Any:
     """The session facts of a header line, as stored (None when it has none)."""
     return header.get("facts")
 

@@ -45,6 +45,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterable, Sequence
 
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
@@ -55,6 +56,7 @@ from etsuite.backends.harness.flows.tolerance import (
     OVERRIDE_FIELDS,
     Override,
     RuleBook,
+    Tolerance,
     judges_nothing,
 )
 
@@ -152,7 +154,7 @@ class Expectations:
         return Expectations(self.entries + other.entries)
 
 
-def entry_positions(text: str, kinds) -> dict[tuple[str, int], int]:
+def entry_positions(text: str, kinds: Iterable[str]) -> dict[tuple[str, int], int]:
     """{(kind, index of that kind): line number} of each `[[kind]]` header of `kinds`
     (tomllib keeps no positions, and the messages must say which line to change)."""
     positions: dict[tuple[str, int], int] = {}
@@ -168,7 +170,7 @@ def entry_positions(text: str, kinds) -> dict[tuple[str, int], int]:
     return positions
 
 
-def is_non_negative_number(value) -> bool:
+def is_non_negative_number(value: Any) -> bool:
     """What a limit or rule field of an entry may be: an int or float (not a bool, which
     TOML would otherwise let through as 0 or 1), finite and not below 0."""
     return (not isinstance(value, bool) and isinstance(value, (int, float))
@@ -179,7 +181,8 @@ def is_non_negative_number(value) -> bool:
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
-def read_entries(path: Path, display: str, kinds, error=None) -> tuple[dict, dict]:
+def read_entries(path: Path, display: str, kinds: Sequence[str],
+                 error: type[Exception] | None = None) -> tuple[dict, dict]:
     """A TOML file of `[[kind]]` tables: (its data, `entry_positions`). The one checked
     reader of expectations and budgets files: anything else (unreadable, too large, not
     UTF-8, not TOML, a section of another kind or not an array of tables, an entry that
@@ -265,7 +268,7 @@ def _shadows(first: Expectation, later: Expectation) -> bool:
     return names_all_of(first, later)
 
 
-def names_all_of(first, later) -> bool:
+def names_all_of(first: Any, later: Any) -> bool:
     """Whether an entry (of expectations or budgets: its `flows` and `case`) names every
     flow and case that a later one names."""
     return pattern_covers(first.case, later.case) and all(
@@ -304,7 +307,7 @@ CATCH_ALL_KINDS = ("fail", "skip", "tolerance")
 
 
 def _entry(kind: str, raw: dict, where: str) -> Expectation:
-    def need(key, kind_of):
+    def need(key: str, kind_of: type | tuple[type, ...]) -> Any:
         value = raw.get(key)
         if not isinstance(value, kind_of) or not value:
             raise ExpectationsError(f"{where}: [[{kind}]] needs a non-empty {key!r}")
@@ -375,7 +378,7 @@ UNDECLARABLE = frozenset({Status.XPASS, Status.FAIL_TEST, Status.ERROR, Status.F
 NAMED_ONLY = frozenset({Status.FAIL_CRASH, Status.FAIL_TIMEOUT, Status.FAIL_BUDGET})
 
 
-def _statuses(value, where: str) -> tuple[Status, ...]:
+def _statuses(value: Any, where: str) -> tuple[Status, ...]:
     """A [[fail]] entry's `status`: one status, or a list of them (each distinct)."""
     names = value if isinstance(value, list) else [value]
     if not names or not all(isinstance(n, str) and n for n in names):
@@ -426,7 +429,7 @@ def _rule(raw: dict, where: str) -> tuple:
 EXCLUSIVE_KINDS = ("fail", "skip", "tolerance")
 
 
-def check_for_flow(expectations: Expectations, flow: str, base) -> None:
+def check_for_flow(expectations: Expectations, flow: str, base: Tolerance) -> None:
     """The entries that apply to `flow` (whose rule is the Tolerance `base`), checked as
     a whole: a [[tolerance]] whose bound would judge nothing, and entries of two
     exclusive kinds whose case patterns can name one case. Raises ExpectationsError

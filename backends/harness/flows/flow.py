@@ -154,7 +154,7 @@ def module_on_disk(dotted: str) -> bool:
 
 
 def delegating_flow(name: str, backend: str, description: str, *, partitioners: Callable[[], list],
-                    runtime_backend: str, requires: Sequence[str], quantizer=None,
+                    runtime_backend: str, requires: Sequence[str], quantizer: Callable[[], Any] | None = None,
                     expected_failures: Mapping[str, str] | None = None,
                     enable_hint: str = "", tolerance: Tolerance | None = None) -> Flow:
     """A flow that lowers with a partitioner, with the rule its precision calls for

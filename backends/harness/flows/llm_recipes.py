@@ -21,7 +21,10 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from etsuite.backends.harness.flows.flow import Flow
 
 # Settings of a recipe's `base` and `quantization` sections that need files or
 # training this suite does not have, with why.
@@ -149,7 +152,7 @@ class LlmRecipe:
         extra = ", ".join(f"{k}={v}" for k, v in self.overrides.items())
         return f"{self.config}" + (f" with {extra}" if extra else "")
 
-    def unsupported(self, model) -> str | None:
+    def unsupported(self, model: Any) -> str | None:
         transformer = getattr(model, "model", None)
         from executorch.examples.models.llama.llama_transformer import Transformer
 
@@ -166,7 +169,7 @@ class LlmRecipe:
             return f"{self.config} is for a model with a KV cache (model.use_kv_cache)"
         return None
 
-    def llm_config(self):
+    def llm_config(self) -> Any:
         """The recipe as ExecuTorch's `LlmConfig` (its model, quantization and backend
         sections over LlmConfig's defaults, as export_llm merges a --config file)."""
         from executorch.extension.llm.export.config.llm_config import LlmConfig
@@ -204,7 +207,7 @@ class LlmRecipe:
             pt2e.value if pt2e else None, coreml.quantize.value if coreml.quantize else None,
             coreml.compute_units.value)]
 
-    def apply(self, model):
+    def apply(self, model: Any) -> Any:
         """ExecuTorch's source transformations for this recipe, in export_llama's order."""
         import executorch.extension.llm.custom_ops  # noqa: F401  (llama::sdpa_with_kv_cache ...)
         import executorch.kernels.quantized  # noqa: F401  (quantized_decomposed::embedding_*)
@@ -237,7 +240,7 @@ class LlmRecipe:
         return model.eval()
 
 
-def recipe_files_without_flow(flows) -> dict[str, str]:
+def recipe_files_without_flow(flows: Iterable[Flow]) -> dict[str, str]:
     """Each recipe file of the wheel that no flow covers (no flow's recipe has its
     settings), with why: the files the suite cannot test here, or a gap."""
     covered = [flow.source_transform.settings() for flow in flows

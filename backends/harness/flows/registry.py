@@ -9,6 +9,12 @@ torch, no SDK): the flows' factories import what they need when a pipeline runs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
+    from pluggy import HookImpl
+
 import functools
 import importlib
 import os
@@ -108,7 +114,7 @@ def entry_point_flows() -> list[Flow]:
     return flows
 
 
-def checked_flows(value, where: str) -> list[Flow]:
+def checked_flows(value: Any, where: str) -> list[Flow]:
     """`value` as a list of Flow, or a FlowDefinitionError naming its source and what it
     held: a wrong value would otherwise fail later, far from where it was made. `where`
     names the source with its verb ("FLOWS in backends/x/flows.py is")."""
@@ -128,7 +134,7 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
-def _iterable(value) -> bool:
+def _iterable(value: Any) -> bool:
     try:
         iter(value)
     except TypeError:
@@ -136,7 +142,7 @@ def _iterable(value) -> bool:
     return True
 
 
-def _shown(value) -> str:
+def _shown(value: Any) -> str:
     """A short repr and the type: enough to find the value, never pages of it."""
     return f"{_SHORT.repr(value)} ({type(value).__name__})"
 
@@ -144,7 +150,7 @@ def _shown(value) -> str:
 class _ShortRepr(reprlib.Repr):
     """reprlib's short reprs, with a Flow as its name (its full repr runs to pages)."""
 
-    def repr_Flow(self, flow, level):  # noqa: N802 - reprlib looks it up by type name
+    def repr_Flow(self, flow: Flow, level: int) -> str:  # noqa: N802 - reprlib looks it up by type name
         return f"Flow(name={flow.name!r}, ...)"
 
 
@@ -177,7 +183,7 @@ def _backend_of_folder(folder: str) -> str | None:
     return parts[0] if len(parts) > 1 and parts[1] == "test" else None
 
 
-def hook_flows(config) -> list:
+def hook_flows(config: pytest.Config) -> list:
     """The flows of every `pytest_etsuite_flows` implementation, each result checked and
     named by the conftest or plugin that returned it: pluggy's call hands back the results
     without saying whose they are. The implementations are called in pluggy's order
@@ -197,7 +203,7 @@ def hook_flows(config) -> list:
     return flows
 
 
-def _plugin_name(impl) -> str:
+def _plugin_name(impl: HookImpl) -> str:
     """A conftest by its path (relative to the working folder when inside it), another
     plugin by its module or registered name."""
     path = getattr(impl.plugin, "__file__", None)

@@ -129,7 +129,7 @@ class ExecuTorchRuntime:
         reason = f"this host's ExecuTorch runtime has no '{self.backend}'"
         return f"{reason}: {self.where}" if self.where else reason
 
-    def load(self, program: LoweredProgram):
+    def load(self, program: LoweredProgram) -> Any:
         from executorch.runtime import Runtime
 
         return Runtime.get().load_program(program.pte).load_method("forward")
@@ -142,5 +142,5 @@ class ExecuTorchRuntime:
         loaded = Runtime.get().load_program(program.pte)
         return {name: loaded.load_method(name) for name in names}
 
-    def execute(self, loaded, inputs: list) -> list:
+    def execute(self, loaded: Any, inputs: list) -> list:
         return list(loaded.execute(inputs))

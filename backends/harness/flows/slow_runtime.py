@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ def delay_seconds(text: str) -> float:
     return ms / 1000
 
 
-def pytest_configure(config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     text = os.environ.get(DELAY_VARIABLE, "")
     if not text:
         return
@@ -42,7 +43,7 @@ def pytest_configure(config) -> None:
     if getattr(execute, "slowed_by", None) is not None:
         return  # configured twice in one process (xdist's worker re-reads its options)
 
-    def slowed_execute(self, loaded, inputs):
+    def slowed_execute(self: Any, loaded: Any, inputs: list) -> list:
         if match in os.environ.get("PYTEST_CURRENT_TEST", ""):
             time.sleep(delay)
         return execute(self, loaded, inputs)

@@ -21,6 +21,7 @@ Torch-free (flows are built at collection time); the judging itself is in output
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Tolerance:
     def widened(self, other: "Tolerance", name: str) -> "Tolerance":
         """The looser of two rules in every term (a half-precision output of a quantized
         flow must hold the flow's rule and may use the dtype's epsilon)."""
-        def looser(a, b, pick):
+        def looser(a: Any, b: Any, pick: Callable[[Any, Any], Any]) -> Any:
             return b if a is None else a if b is None else pick(a, b)
 
         return replace(
@@ -150,7 +151,7 @@ DTYPE_NAMES = frozenset({
     "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16"})
 
 
-def dtype_name(dtype) -> str:
+def dtype_name(dtype: Any) -> str:
     """`torch.float16` -> `float16`, without importing torch."""
     return str(dtype).rsplit(".", 1)[-1]
 
@@ -192,7 +193,7 @@ class RuleBook:
     # wrong answer: it is judged against the float reference by the rules above.
     recipe_float_dtype: str | None = None
 
-    def for_dtype(self, dtype) -> Tolerance:
+    def for_dtype(self, dtype: Any) -> Tolerance:
         name = dtype_name(dtype)
         rule = EXACT if name in EXACT_DTYPES else self.base
         half = DTYPE_RULES.get(name)

@@ -34,13 +34,14 @@ import sys
 import tarfile
 import tempfile
 import time
+from typing import Any, BinaryIO
 
 FORMAT = "etsuite-exchange"
 VERSIONS = (1, 2)  # one call (`method`, `inputs`); a list of `calls` on one loaded program
 MANIFEST = "manifest.json"
 
 
-def import_runtime():
+def import_runtime() -> Any:
     """`executorch.runtime.Runtime`, without importing executorch's compiler: the
     runtime's bindings import one small module of `executorch.exir`, whose package
     imports the whole exporter (about 12 s here, against 1 s for the runtime alone).
@@ -254,13 +255,13 @@ class ArchiveError(ValueError):
     """An archive the exchange format does not allow; the message says what is wrong."""
 
 
-def plain_name(name) -> bool:
+def plain_name(name: Any) -> bool:
     """A file name that stays inside its folder: no separator, not `.` or `..`."""
     return isinstance(name, str) and name not in ("", ".", "..") \
         and not any(c in name for c in "/\\\0")
 
 
-def extract_flat(source, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
+def extract_flat(source: Any, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
     """The one reader of the exchange's tar archives (jobs on the device, answers on the
     host): each member into `folder`, which is fresh. Only regular files with plain
     names, each once, at most `budget` bytes together; anything else (a link, a device, a
@@ -292,7 +293,7 @@ def extract_flat(source, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
     return written
 
 
-def answer_tar(job_tar, scratch_prefix: str = "etsuite-job-") -> bytes:
+def answer_tar(job_tar: Any, scratch_prefix: str = "etsuite-job-") -> bytes:
     """One job given as a tar (a file object) -> the tar of its output folder."""
     scratch = tempfile.mkdtemp(prefix=scratch_prefix)
     try:
@@ -311,14 +312,14 @@ def answer_tar(job_tar, scratch_prefix: str = "etsuite-job-") -> bytes:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def serve_stream(stdin, result_out) -> None:
+def serve_stream(stdin: BinaryIO, result_out: BinaryIO) -> None:
     """--stream: a tar of the job folder on stdin, a tar of the output folder to
     `result_out` (the original stdout; anything else printed goes to stderr)."""
     result_out.write(answer_tar(stdin))
     result_out.flush()
 
 
-def serve_many(stdin, result_out) -> None:
+def serve_many(stdin: BinaryIO, result_out: BinaryIO) -> None:
     """--serve: many jobs, one after another, on one pipe (the resident agent of
     remote/resident.py). First a line `ready {"versions": [...], "runtime": ...}`; then
     for each `job SIZE` line and SIZE bytes of job tar, a line `done SIZE` and SIZE bytes

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from typing import Any, NoReturn
 
 from etsuite.backends.harness.remote import agent
 
@@ -37,12 +38,12 @@ STATUSES = ("ok", "missing", "error")
 TIMINGS = ("startup", "load", "run", "repeat")
 
 
-def dtype_name(dtype) -> str:
+def dtype_name(dtype: Any) -> str:
     """torch.float32 -> "float32": the names the manifests use (torch's own)."""
     return str(dtype).rsplit(".", 1)[-1]
 
 
-def tensor_bytes(tensor) -> bytes:
+def tensor_bytes(tensor: Any) -> bytes:
     """A tensor's elements, contiguous, in this (little-endian) host's byte order."""
     import torch
 
@@ -72,7 +73,7 @@ def value_entries(values: list, prefix: str) -> tuple[list[dict], dict[str, byte
 
 
 def job_files(pte: bytes, inputs: list, delegates: list[str], method: str = "forward",
-              **extra) -> dict[str, bytes]:
+              **extra: Any) -> dict[str, bytes]:
     """Every file of a job folder, by name. `delegates` are the backend ids the program's
     delegates need from the executing runtime (it answers "missing" without one);
     `extra` keys go into the manifest (artifacts add the test id and status)."""
@@ -84,7 +85,7 @@ def job_files(pte: bytes, inputs: list, delegates: list[str], method: str = "for
 
 
 def calls_job_files(pte: bytes, calls: list[tuple[str, list]], delegates: list[str],
-                    **extra) -> dict[str, bytes]:
+                    **extra: Any) -> dict[str, bytes]:
     """Every file of a version 2 job: `calls` are (method name, flat inputs), executed in
     order on one loaded program; call k's tensors are `input_<k>_<i>.bin`."""
     files: dict[str, bytes] = {}
@@ -121,7 +122,7 @@ DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16"
           "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128")
 
 
-def _read_plain(folder: str, name, size: int | None, what: str) -> bytes:
+def _read_plain(folder: str, name: Any, size: int | None, what: str) -> bytes:
     """The bytes of `name`, a regular file directly inside `folder` (no link followed, no
     device or fifo read), which must hold exactly `size` bytes (or at most
     MAX_MANIFEST_BYTES when `size` is None)."""
@@ -148,7 +149,7 @@ def _read_plain(folder: str, name, size: int | None, what: str) -> bytes:
     return data
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
@@ -160,7 +161,7 @@ def _text(manifest: dict, key: str, path: str) -> None:
         manifest[key] = manifest[key][:MAX_TEXT]
 
 
-def _seconds(timings, path: str) -> dict:
+def _seconds(timings: Any, path: str) -> dict:
     """A `timings` object: stage name -> a finite number of seconds >= 0."""
     if timings is None:
         return {}

@@ -29,17 +29,22 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import agent, exchange, native, resident
 from etsuite.backends.harness.remote.resident import Resident
-from etsuite.backends.harness.remote.spec import (
+from etsuite.backends.harness.remote.spec import (  # RunnerKind and Reply: for plugins
+    Reply,
+    RunnerKind,
     RunnerSpec,
     SpecError,
     parse_address,
     parse_options,
 )
+
+if TYPE_CHECKING:
+    import pytest
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 DEFAULT_CONNECT_TIMEOUT = 10   # ssh's ConnectTimeout
@@ -53,52 +58,8 @@ BOOTSTRAP = ("import sys;n=int(sys.stdin.buffer.readline());"
              "{'__name__':'__main__','__file__':'agent.py'})")
 
 
-class RunnerKind(Protocol):
-    """What a runner kind provides. `name` is what a spec's `kind` says; `form` shows
-    its spec in messages; `exclusive`: a device runs one program at a time (False only
-    for a kind that starts a fresh local process per program); `takes_rest`: a spec of
-    this kind is the whole `--runner` value, commas included (no pool)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def form(self) -> str: ...
-
-    @property
-    def exclusive(self) -> bool: ...
-
-    @property
-    def takes_rest(self) -> bool: ...
-
-    def claims(self, text: str) -> bool:
-        """Whether a spec text is of this kind (e.g. starts with `ssh://`)."""
-        ...
-
-    def parse(self, text: str) -> RunnerSpec:
-        """The spec, or a SpecError that names it and says what is expected."""
-        ...
-
-    def exchange(self, spec: RunnerSpec, files: dict[str, bytes]) -> Reply:
-        """Send the job's files, run it, bring the outputs back; DeviceLost when the
-        device does not answer."""
-        ...
-
-
 class DeviceLost(RuntimeError):
     """The device did not answer (connection refused or dropped, no answer in time)."""
-
-
-@dataclass
-class Reply:
-    """What came back from one exchange: the output folder (a local temp folder) and
-    how long the exchange took on the host's clock."""
-
-    folder: str
-    seconds: float
-    exit_detail: str = ""       # how the executing process ended, when not cleanly
-    crashed_by: str | None = None  # the signal that killed it, if one did
-    scratch: str | None = None  # the folder to remove once read (default: `folder`)
 
 
 def _die_with_parent() -> None:
@@ -144,8 +105,9 @@ def _untar(data: bytes, folder: str) -> None:
     agent.extract_flat(io.BytesIO(data), folder)
 
 
-def _run(argv, spec: RunnerSpec, data: bytes = b"", shell: bool = False, env=None,
-         tied: bool = False):
+def _run(argv: str | list[str], spec: RunnerSpec, data: bytes = b"", shell: bool = False,
+         env: dict[str, str] | None = None, tied: bool = False
+         ) -> subprocess.CompletedProcess[bytes]:
     """One command with the spec's time limit; no answer in time is a lost device.
     `tied`: the command ties its life to ours itself (the native runner's
     --die-with-parent), so it starts without a preexec function, which would force a fork
@@ -214,7 +176,8 @@ def _keeps_agent(spec: RunnerSpec) -> bool:
     return value == "yes"
 
 
-def resident_exchange(kind, spec: RunnerSpec, files: dict[str, bytes], folder: str) -> Reply | None:
+def resident_exchange(kind: RunnerKind, spec: RunnerSpec, files: dict[str, bytes],
+                      folder: str) -> Reply | None:
     """The job through the device's resident agent (remote/resident.py), when its kind
     keeps one (`kind.resident(spec)`); None when it does not (the kind's own exchange
     runs). `folder`: the run's pool folder, where the relay's socket lives."""
@@ -260,7 +223,8 @@ def fill_template(template: str, values: dict[str, str]) -> str:
                   template)
 
 
-def _exchange_in_folders(spec: RunnerSpec, files: dict[str, bytes], command,
+def _exchange_in_folders(spec: RunnerSpec, files: dict[str, bytes],
+                         command: Callable[[str, str, list[str]], str | list[str]],
                          tied: bool = False) -> Reply:
     """cmd and native: the job written to a local folder, `command(job, out, input names)`
     run (a shell string, or an argv list run directly; `tied` as for _run), the answer
@@ -388,7 +352,7 @@ class ProcessKind:
         return _stream_exchange(argv, spec, _tar(files), marked=False)
 
 
-def _address_spec(kind, text: str) -> RunnerSpec:
+def _address_spec(kind: SshKind | AdbKind, text: str) -> RunnerSpec:
     user, host, port, query = parse_address(text, kind.name)
     options = parse_options(text, query, kind.options, kind.name)
     name = f"{kind.name}://{f'{user}@' if user else ''}{host}{f':{port}' if port else ''}"
@@ -539,7 +503,7 @@ BUILTIN_KINDS: tuple[RunnerKind, ...] = (ProcessKind(), SshKind(), AdbKind(), Cm
                                          NativeKind())
 
 
-def known_kinds(config) -> tuple[RunnerKind, ...]:
+def known_kinds(config: pytest.Config) -> tuple[RunnerKind, ...]:
     """The built-in kinds, then those plugins add (`pytest_etsuite_runner_kinds`); a name
     taken twice is a SpecError (the session makes it a usage error)."""
     added = [kind for kinds in config.hook.pytest_etsuite_runner_kinds(config=config)

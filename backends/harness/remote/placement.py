@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import os
-import shutil
 import tempfile
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-import pytest
-
 from etsuite.backends.harness import workers
-from etsuite.backends.harness.remote import resident
 from etsuite.backends.harness.remote.kinds import RunnerKind, known_kinds, split_specs
-from etsuite.backends.harness.remote.pool import DevicePool
 from etsuite.backends.harness.remote.runtime import RunnerRuntime
-from etsuite.backends.harness.remote.spec import RunnerSpec, SpecError
+from etsuite.backends.harness.remote.spec import RunnerChoice, RunnerSpec, SpecError
 
-if TYPE_CHECKING:  # the state names this module's RunnerChoice
-    from etsuite.backends.harness.state import SessionState
+if TYPE_CHECKING:
+    import pytest
+
+    from etsuite.backends.harness.flows.flow import Flow
 
 RUNNERS_INI = "etsuite_runners"
 RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this process: "
@@ -42,21 +37,11 @@ RUNNERS_HELP = ("run the flows matching PATTERN on a runner instead of in this p
                 "several specs separated by commas are a pool (repeatable)")
 
 
-def addoption(group, parser) -> None:
+def addoption(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     group.addoption("--runner", action="append", default=[], metavar="PATTERN=SPEC",
                     help=RUNNERS_HELP)
     parser.addini(RUNNERS_INI, type="linelist", default=[],
                   help="runners by flow pattern, 'PATTERN=SPEC[,SPEC...]' per line (as --runner)")
-
-
-@dataclass(frozen=True)
-class RunnerChoice:
-    """One `PATTERN=SPECS` line: the flows it names, its devices, where it came from."""
-
-    pattern: str
-    specs: tuple
-    text: str      # as given: the repro command passes it on
-    source: str    # "--runner" or "etsuite_runners in <ini file>"
 
 
 def parse_choice(text: str, source: str, kinds: Sequence[RunnerKind] | None = None) -> RunnerChoice:
@@ -74,7 +59,7 @@ def parse_choice(text: str, source: str, kinds: Sequence[RunnerKind] | None = No
     return RunnerChoice(pattern.strip(), tuple(parsed), text.strip(), source)
 
 
-def parse_choices(config) -> list[RunnerChoice]:
+def parse_choices(config: pytest.Config) -> list[RunnerChoice]:
     ini = f"{RUNNERS_INI} in {config.inipath or 'the ini file'}"
     lines = [(line, ini) for line in config.getini(RUNNERS_INI)]
     lines += [(line, "--runner") for line in config.getoption("runner", None) or []]
@@ -99,7 +84,7 @@ def apply_runners(flows: dict, choices: list[RunnerChoice], folder: str | None) 
     return replaced
 
 
-def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
+def pool_folder(config: pytest.Config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
     """(the run's pool folder, whether this process made it and removes it)."""
     if not choices:
         return None, False
@@ -109,44 +94,6 @@ def pool_folder(config, choices: list[RunnerChoice]) -> tuple[str | None, bool]:
     return tempfile.mkdtemp(prefix="etsuite-runners-"), True
 
 
-def specs_of(flow) -> tuple[RunnerSpec, ...]:
+def specs_of(flow: Flow) -> tuple[RunnerSpec, ...]:
     runtime = flow.runtime
     return runtime.specs if isinstance(runtime, RunnerRuntime) else ()
-
-
-class RunnerSession:
-    """What people see of runners: a header line per runner choice used by the selected
-    flows, and at the end the devices the run lost. Removes the pool folder it owns."""
-
-    def __init__(self, state: SessionState):
-        self.state = state
-
-    def pytest_report_header(self, config) -> list[str]:
-        lines = []
-        for choice in self.state.runners:
-            flows = [f.name for f in self.state.selected
-                     if fnmatch.fnmatchcase(f.name, choice.pattern)]
-            if not flows:
-                continue
-            names = ", ".join(spec.name for spec in choice.specs)
-            pool = f" (a pool of {len(choice.specs)}, one program per device at a time)" \
-                if len(choice.specs) > 1 else ""
-            lines.append(f"etsuite: flows {', '.join(flows)} execute on runner {names}{pool} "
-                         f"(from {choice.source})")
-        return lines
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        folder = self.state.runner_folder
-        if folder is None or workers.is_xdist_worker(terminalreporter.config):
-            return
-        for device, reason in DevicePool(folder).lost_devices().items():
-            terminalreporter.write_line(
-                f"etsuite: runner {device} was lost during the run and taken out of its "
-                f"pool: {reason}")
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self, config) -> None:
-        folder = self.state.runner_folder
-        if folder and self.state.owns_runner_folder and os.path.isdir(folder):
-            resident.stop_relays(folder)  # (they would go within a second anyway)
-            shutil.rmtree(folder, ignore_errors=True)

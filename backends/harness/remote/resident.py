@@ -12,7 +12,7 @@ per device (per device and xdist worker for a local kind, which is not exclusive
 the relay exits when that folder goes (the end of the run) or after `IDLE` seconds
 without a job. (The socket itself is in a short folder of the user's: `socket_path`.)
 
-What a job's answer means, on the host's side (`exchange` returns a kinds.Reply):
+What a job's answer means, on the host's side (`exchange` returns a spec.Reply):
 - the agent answers: its output tar, as any kind's exchange;
 - the agent dies while it runs the job: a crash of the program (the signal, or the
   exit status and the end of its stderr); the next job starts a new agent;

@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from etsuite.backends.harness.contract.statuses import Status
-from etsuite.backends.harness.flows.runtimes import Execution, RuntimeStatus, delegate_ids
+from etsuite.backends.harness.flows.runtimes import (
+    Execution,
+    LoweredProgram,
+    RuntimeStatus,
+    delegate_ids,
+)
 from etsuite.backends.harness.private_paths import NotPrivate
 from etsuite.backends.harness.remote import exchange
-from etsuite.backends.harness.remote.kinds import DeviceLost, Reply, resident_exchange
+from etsuite.backends.harness.remote.kinds import DeviceLost, resident_exchange
 from etsuite.backends.harness.remote.pool import DevicePool, PoolExhausted
-from etsuite.backends.harness.remote.spec import RunnerSpec
+from etsuite.backends.harness.remote.spec import Reply, RunnerSpec
 
 
 def _lost(what: str) -> RuntimeStatus:
@@ -54,7 +60,7 @@ class RunnerRuntime:
     # multi-method subtest sends all its calls at once through `execute_calls`.
     carries_state = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.name:
             names = [spec.name for spec in self.specs]
             object.__setattr__(self, "name", names[0] if len(names) == 1
@@ -64,19 +70,19 @@ class RunnerRuntime:
     def repro_option(self) -> str:
         return self.option
 
-    def missing(self, program) -> str | None:
+    def missing(self, program: LoweredProgram) -> str | None:
         return None  # only the device can tell: it answers "missing" (lowered_not_run)
 
-    def load(self, program) -> Job:
+    def load(self, program: LoweredProgram) -> Job:
         return Job(bytes(program.pte), delegate_ids(program))
 
-    def load_methods(self, program, names: list[str]) -> dict:
+    def load_methods(self, program: LoweredProgram, names: list[str]) -> dict:
         """Several methods of one program: the same Job for each name, since the device
         loads the program once per job (`execute_calls` sends all calls in one)."""
         job = self.load(program)
         return {name: job for name in names}
 
-    def execution(self, job) -> Execution | None:
+    def execution(self, job: Job | dict | None) -> Execution | None:
         if isinstance(job, dict):  # load_methods' Jobs, all one
             job = next(iter(job.values()), None)
         return job.execution if isinstance(job, Job) else None
@@ -103,7 +109,7 @@ class RunnerRuntime:
         return ([outputs for outputs, _ in found],
                 [None if s is None else round(s * 1000, 3) for _, s in found])
 
-    def _exchange(self, job: Job, files: dict, read):
+    def _exchange(self, job: Job, files: dict, read: Callable[[str, dict], Any]) -> Any:
         """One job on a free device; `read(folder, manifest)` takes an "ok" answer's
         outputs."""
         pool = DevicePool(self.pool_folder)

@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable
 
 from etsuite.backends.harness.contract.statuses import OUT_OF_RULE, Status
 from etsuite.backends.harness.flows.expectations import (
@@ -109,7 +110,7 @@ def fails_at_every_seed(sweep: CaseSweep) -> bool:
     return len(sweep.outcomes) >= SWEEP_SEEDS and None not in statuses and len(statuses) == 1
 
 
-def with_history(entry: Expectation, decided) -> Expectation:
+def with_history(entry: Expectation, decided: Iterable[Declaration]) -> Expectation:
     """`entry` with the sweep figures of the cases it was decided from (`decided`:
     Declarations; the case that failed at the fewest seeds speaks for the entry). One
     run is no sweep, and a sweep narrower than the one the entry records leaves its

@@ -14,6 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.backends.harness.contract.nodeids import case_id
@@ -195,7 +196,7 @@ def tests_in(path: Path) -> tuple[int | None, list[tuple[str, list[dict]]]]:
     return seed, [(nodeid, records_of_phases(phases)) for nodeid, phases in ended.items()]
 
 
-def _seed_of(facts) -> int | None:
+def _seed_of(facts: Any) -> int | None:
     """The seed of stored session facts (None when none are stored)."""
     return None if facts is None else SessionFacts.from_dict(facts).seed
 

@@ -10,10 +10,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any, Iterable
 
 from etsuite.backends.harness.contract.stream import stream_path_for
 from etsuite.backends.harness.flows.expectations import (
     FILE_NAME,
+    Expectation,
     Expectations,
     ExpectationsError,
     load,
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     target.write_text(dump(result, args.backend, header), encoding="utf-8")
     seeds = seeds_of(seen)
 
-    def count(entries, **wanted):
+    def count(entries: Iterable[Expectation], **wanted: Any) -> int:
         return sum(all(getattr(e, k) == v for k, v in wanted.items()) for e in entries)
 
     todo = sum(e.reason.startswith("TODO") for e in result.entries)

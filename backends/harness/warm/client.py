@@ -15,6 +15,11 @@ This module is imported by every pytest process, so it uses the standard library
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    import pytest
+
 import contextlib
 import fcntl
 import hashlib
@@ -101,7 +106,7 @@ def send_message(sock: socket.socket, message: dict, fds: list[int] = ()) -> Non
         sock.sendall(data[sent:])
 
 
-def read_messages(sock: socket.socket):
+def read_messages(sock: socket.socket) -> Iterator[Any]:
     """The JSON lines the server sends, until it closes the connection."""
     buffer = b""
     while True:
@@ -139,7 +144,7 @@ def start_server(path: Path, rootdir: str) -> socket.socket:
 
 
 @contextlib.contextmanager
-def start_lock(path: Path):
+def start_lock(path: Path) -> Iterator[None]:
     """One starter at a time per socket: two runs started together share one server."""
     with open(os.open(path.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -207,7 +212,7 @@ def stop(rootdir: str) -> bool:
     return True
 
 
-def xdist_workers_from_server(config) -> None:
+def xdist_workers_from_server(config: pytest.Config) -> None:
     """In a session the server forked: xdist's workers are forked by the server too,
     instead of each starting an interpreter and importing torch again. execnet starts a
     popen worker as `<python> -u -c <bootstrap>`; its `python` becomes this file run
@@ -238,7 +243,7 @@ def worker_main(argv: list[str]) -> int:
     return exit_code
 
 
-def forward(config) -> int | None:
+def forward(config: pytest.Config) -> int | None:
     """From `pytest_cmdline_main`: the exit code of the run done by the warm process, or
     None to run here (not asked for, inside a forked session, or unavailable)."""
     if os.environ.get(IN_CHILD) == "1":

@@ -15,20 +15,21 @@ import json
 import os
 import socket
 import time
+from typing import Any
 
 MAX_BYTES = 1 << 22  # a run's argv, sys.path and environment fit many times over
 TIMEOUT_S = 30.0  # from connect to the end of the request line
 STREAMS = 3  # stdin, stdout, stderr
 
-def _text(value) -> bool:
+def _text(value: Any) -> bool:
     return isinstance(value, str)
 
 
-def _texts(value) -> bool:
+def _texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def _environment(value) -> bool:
+def _environment(value: Any) -> bool:
     return isinstance(value, dict) and all(
         isinstance(name, str) and isinstance(text, str) for name, text in value.items())
 

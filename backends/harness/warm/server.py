@@ -41,6 +41,7 @@ import struct
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from etsuite.backends.harness.warm import client as warm_client
 from etsuite.backends.harness.warm.request import TIMEOUT_S as REQUEST_TIMEOUT_S
@@ -63,7 +64,7 @@ class Watch:
 
     HASHED_BYTES = 1 << 20
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: dict[str, Any] | None = None) -> None:
         files = set()
         for module in list((modules if modules is not None else sys.modules).values()):
             path = getattr(module, "__file__", None)
