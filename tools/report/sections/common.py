@@ -11,11 +11,7 @@ import time
 from etsuite.tools.report.loading import Merged
 
 NO_FLOW = "(no flow)"
-
-
 NO_BACKEND = "(none)"
-
-
 ERROR_IN_TABLE = 120     # characters of an error shown in a table cell
 
 
@@ -27,8 +23,8 @@ def times(factor: float | None) -> str:
     """How many times worse or better (the bucket says which)."""
     if factor is None:
         return "–"
-    times = max(factor, 1 / factor) if factor else float("inf")
-    return "∞" if times == float("inf") else f"{times:.2f}x"
+    ratio = max(factor, 1 / factor) if factor else float("inf")
+    return "∞" if ratio == float("inf") else f"{ratio:.2f}x"
 
 
 def plain(value):
@@ -54,4 +50,5 @@ def result_index(merged: Merged) -> dict[int, int]:
 
 
 def when(epoch: float | None) -> str | None:
+    """When a run started, as the page shows it."""
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch is not None else None

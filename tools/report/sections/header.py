@@ -11,9 +11,7 @@ from etsuite.tools.report import classify, tally
 from etsuite.tools.report.baseline_diff import Changes
 from etsuite.tools.report.formatting import code, in_words, percent, plural, seconds, table
 from etsuite.tools.report.loading import Merged, TestResult, seed_policy_text
-from etsuite.tools.report.sections import non_strict
-from etsuite.tools.report.sections.baseline import changes_counts
-from etsuite.tools.report.sections.non_strict import NON_STRICT_HEADING
+from etsuite.tools.report.sections import baseline, non_strict
 from etsuite.tools.report.sharded_runs import sharded_runs
 from etsuite.tools.report.size_limit import Section
 
@@ -65,7 +63,7 @@ def headline(merged: Merged, title: str, changes: Changes | None = None) -> Sect
         *_shard_lines(merged),
     ]
     if changes is not None:
-        lines.append(f"- **Since the baseline:** {changes_counts(changes)} (see Changes since "
+        lines.append(f"- **Since the baseline:** {baseline.changes_counts(changes)} (see Changes since "
                      f"the baseline)")
     if merged.duplicates:
         conflicts = sum(1 for d in merged.duplicates if d.conflict)
@@ -119,7 +117,8 @@ def _declared_lines(results) -> list[str]:
 def _non_strict_note(count: int) -> str:
     """How many correct tests are cases a non-strict entry declares, which may fail at
     another seed: a headline figure says what it counts."""
-    return (f", {count} of them from non-strict declared cases (see {NON_STRICT_HEADING})"
+    return (f", {count} of them from non-strict declared cases "
+            f"(see {non_strict.NON_STRICT_HEADING})"
             if count else "")
 
 
