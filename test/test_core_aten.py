@@ -12,6 +12,7 @@ import pytest
 
 from etsuite.backends.harness.contract.facts import SessionFacts
 from etsuite.tools.report import core_aten, loading, markdown, page, tally
+from etsuite.tools.report.sections import core_aten_coverage
 from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,7 +143,7 @@ def _merged(tmp_path, core=CORE):
 
 def test_the_tally_counts_cases_per_flow(tmp_path):
     merged = _merged(tmp_path)
-    rows = {row.flow: row for row in tally.core_aten(merged, tally.flow_order(merged))}
+    rows = {row.flow: row for row in core_aten_coverage.core_aten(merged, tally.flow_order(merged))}
     assert rows["portable"].covered == ["aten.add.Tensor"]
     assert rows["portable"].delegated == [] and rows["portable"].total == len(CORE)
     xnnpack = rows["xnnpack"]
@@ -161,7 +162,7 @@ def test_a_generated_case_covers_its_op_as_an_operator_test_does(tmp_path):
              ("backends/suite/models/test_m.py::test_m[portable]", "models", "portable", {},
               {"aten.convolution.default": 1})]
     merged = loading.load_all([str(_report(tmp_path / "run.json", CORE, tests))])
-    (row,) = tally.core_aten(merged, tally.flow_order(merged))
+    (row,) = core_aten_coverage.core_aten(merged, tally.flow_order(merged))
     assert row.covered == ["aten.squeeze.dims"]
     assert row.only_in_models == ["aten.convolution.default"]
 
@@ -192,7 +193,7 @@ def test_the_uncovered_list_is_cut_to_the_size_limit(tmp_path):
 
 def test_reports_without_the_denominator_have_no_section(tmp_path):
     merged = _merged(tmp_path, None)
-    assert tally.core_aten(merged, tally.flow_order(merged)) == []
+    assert core_aten_coverage.core_aten(merged, tally.flow_order(merged)) == []
     assert "Core ATen" not in fit(markdown.build(merged), 10**9, None)[0]
     assert page.page_data(merged)["core"]["core_aten"] is None
 

@@ -15,6 +15,7 @@ from etsuite.backends.harness.contract.record import RECORD_FIELDS, OutputStatis
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.tools.report import loading, page, summary, tally
 from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.sections import baseline
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -196,7 +197,7 @@ def test_a_history_folder_is_one_point_per_run(tmp_path):
     shutil.copy(DATA / "portable.json", folder / "b-older" / "portable.json")
     shutil.copy(DATA / "baseline" / "outcomes.json", folder / "a-newer.json")
     older, newer = load(folder / "b-older"), load(folder / "a-newer.json")
-    assert page.started(older) < page.started(newer)
+    assert baseline.started(older) < baseline.started(newer)
     html = tmp_path / "index.html"
     assert summary.main(["test/data/reports/outcomes.json", "--history", str(folder),
                          "--page", str(html)]) == 0
@@ -288,7 +289,7 @@ def test_without_a_portable_run_the_page_says_so_instead_of_a_chart():
 
 def test_a_history_point_has_the_pass_rate_and_median_runtime_per_flow():
     merged = load(DATA)
-    point = page._point("this run", merged)["flows"]
+    point = baseline._point("this run", merged)["flows"]
     rows = {r.flow: r for r in tally.flow_rows(merged, tally.flow_order(merged))}
     for flow in ("portable", "xnnpack", "faulty_lower"):
         seconds = [time_per_call(x).seconds for r in merged.results if r.flow == flow

@@ -16,6 +16,7 @@ from etsuite.tools import headless
 from etsuite.tools.bench import page_scale
 from etsuite.tools.report import loading, page, summary, tally
 from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.sections import borderline
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -270,7 +271,7 @@ def visible(tab, section: str) -> bool:
 def test_borderline_passes_are_listed_closest_first_and_open_their_record(verdicts_tab,
                                                                           verdicts_merged):
     tab = verdicts_tab
-    found = tally.borderline(verdicts_merged.results)
+    found = borderline.borderline(verdicts_merged.results)
     assert visible(tab, "borderline-section") and len(found) == 3
     assert texts(tab, "#borderline tbody td:nth-child(3)") == [f"{b.ratio:.2f}x" for b in found]
     assert texts(tab, "#borderline tbody td:nth-child(4)") == [b.record.margin for b in found]

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import run_forked
 from etsuite.tools.bench import shard_balance
-from etsuite.tools.report import loading, tally
+from etsuite.tools.report import loading
+from etsuite.tools.report.sections import matrix
 from etsuite.tools.report.sharded_runs import sharded_runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path, capsys):
     assert {r.nodeid: r.status for r in merged.results} == \
         {r.nodeid: r.status for r in whole.results}
     # The summary's support matrix (case by case, flow by flow) is the same.
-    assert tally.support_matrix(merged.results) == tally.support_matrix(whole.results)
+    assert matrix.support_matrix(merged.results) == matrix.support_matrix(whole.results)
 
     (group,) = sharded_runs(merged.runs)
     assert (group.id, group.count, group.missing) == ("simulation", 3, [])

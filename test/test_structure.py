@@ -302,7 +302,20 @@ def test_the_tools_top_holds_few_modules_and_the_rooms():
     assert len(top) <= MAX_TOOLS_TOP_MODULES, top
     rooms = {p.name for p in TOOLS.iterdir() if (p / "__init__.py").is_file()}
     assert rooms == set(TOOLS_ROOMS) - {""}
-    assert {p.parent.name for p in TOOLS.rglob("*.py") if p.parent != TOOLS} <= rooms
+    assert {p.relative_to(TOOLS).parts[0] for p in TOOLS.rglob("*.py") if p.parent != TOOLS} <= rooms
+
+
+MAX_TOOLS_MODULE_LINES = 600
+
+
+def test_no_module_of_the_tools_is_over_600_lines():
+    """A module of tools/ is one job a newcomer reads through: the report is one module
+    per section (`report/sections/`), so a new section is a new module, not more lines
+    in a long one."""
+    assert (TOOLS / "report" / "sections" / "header.py").is_file()
+    long = {str(p.relative_to(ROOT)): n for p in sorted(TOOLS.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_TOOLS_MODULE_LINES}
+    assert long == {}
 
 
 def test_the_tools_rooms_depend_one_way():

@@ -14,6 +14,7 @@ from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.tools.report import loading, markdown, page, tally
+from etsuite.tools.report.sections import borderline, non_strict, quality
 from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +71,7 @@ def test_a_pass_at_0_9_is_listed_and_one_at_0_5_is_not(merged):
 
 
 def test_borderline_passes_are_sorted_from_the_closest_and_name_their_subtest(merged):
-    found = tally.borderline(merged.results)
+    found = borderline.borderline(merged.results)
     expected = sorted(((ratio, key) for key, ratio in vr.RATIOS.items() if ratio >= 0.7),
                       reverse=True)
     assert [(b.ratio, (b.result.nodeid, b.record.subtest)) for b in found] == expected
@@ -85,7 +86,7 @@ def test_borderline_passes_are_sorted_from_the_closest_and_name_their_subtest(me
 def test_outputs_without_a_ratio_are_not_a_ratio(merged):
     record = result(merged, vr.ADD + "test_add_same_shape[xnnpack]").records[0]
     assert tally.worst_ratio(record) is None and not tally.is_borderline(record)
-    rows = {row.flow: row for row in tally.quality(merged.results, tally.flow_order(merged))}
+    rows = {row.flow: row for row in quality.quality(merged.results, tally.flow_order(merged))}
     compared = [r for res in merged.results if res.flow == "xnnpack"
                 and res.run.path.endswith("xnnpack-shard1.json") for r in res.records]
     assert len(rows["xnnpack"].ratios) == len(compared) - 1  # that one has none
@@ -112,7 +113,7 @@ def test_the_markdown_list_is_capped_and_says_how_many_more(tmp_path):
     body = section(text, "Borderline passes")
     rows = table_rows(body)
     total = len(ratios)
-    assert total > markdown.BORDERLINE_SHOWN == len(rows) == 50
+    assert total > borderline.BORDERLINE_SHOWN == len(rows) == 50
     assert [row[2] for row in rows] == [f"{r:.2f}x" for r in sorted(ratios, reverse=True)[:50]]
     assert body.strip().startswith(f"{total} passing subtests whose worst output's")
     assert f"…and {total - 50} more, further from their bound" in body
@@ -132,13 +133,13 @@ def test_no_borderline_pass_is_news_where_outputs_were_compared():
 # ---------------------------------------------------------------- non-strict declared cases
 
 def test_non_strict_xfails_and_passes_are_listed_apart(merged):
-    rows = table_rows(section(render(merged), markdown.NON_STRICT_HEADING))
+    rows = table_rows(section(render(merged), non_strict.NON_STRICT_HEADING))
     assert rows == [
         [case(vr.NON_STRICT_PASS), "xnnpack", "passed", f"`{vr.ENTRIES[vr.NON_STRICT_PASS]}`"],
         [case(vr.NON_STRICT_XFAIL), "faulty_mismatch", "failed as declared (xfail; fail_mismatch)",
          f"`{vr.ENTRIES[vr.NON_STRICT_XFAIL]}`"],
     ]
-    intro = section(render(merged), markdown.NON_STRICT_HEADING)
+    intro = section(render(merged), non_strict.NON_STRICT_HEADING)
     assert "2 tests of cases declared by a non-strict `[[fail]]` entry" in intro
     assert "1 failed as declared (xfail), 1 passed (counted as correct)." in intro
     assert vr.STRICT_XPASS.split("::")[1] not in intro  # a strict entry is not listed
@@ -157,7 +158,7 @@ def test_the_headline_says_how_many_correct_tests_are_non_strict(merged):
 
 def test_without_non_strict_cases_nothing_is_said():
     text = render(loading.load_all(["test/data/reports/pipeline.json"]))
-    assert markdown.NON_STRICT_HEADING not in text and "non-strict" not in text
+    assert non_strict.NON_STRICT_HEADING not in text and "non-strict" not in text
 
 
 def test_a_non_strict_case_failing_otherwise_is_a_failure(tmp_path):
@@ -165,7 +166,7 @@ def test_a_non_strict_case_failing_otherwise_is_a_failure(tmp_path):
     for found in records_of_test(vr.entry_of(data, vr.CASES + "test_known_gap[faulty_quantize]")):
         vr.declare(found, "backends/faulty/expectations.toml:20", strict=False)
     merged = loading.load_all([str(vr.write(data, tmp_path / "pipeline.json"))])
-    (row,) = table_rows(section(render(merged), markdown.NON_STRICT_HEADING))
+    (row,) = table_rows(section(render(merged), non_strict.NON_STRICT_HEADING))
     assert row[2] == "failed: fail_quantize (not the declared failure)"
     assert "0 failed as declared (xfail), 0 passed (counted as correct), 1 neither." in render(merged)
 
@@ -216,8 +217,8 @@ def test_the_page_holds_borderline_passes_and_non_strict_cases(merged):
              for ri, subtest, ratio, margin, rule, repro in border["rows"]]
     assert found == [(b.result.nodeid, b.record.subtest if len(b.result.records) > 1 else None,
                       b.ratio, b.record.margin, b.record.verdict_rule, b.repro)
-                     for b in tally.borderline(merged.results)]
-    assert all(b.repro == b.record.repro for b in tally.borderline(merged.results))
+                     for b in borderline.borderline(merged.results)]
+    assert all(b.repro == b.record.repro for b in borderline.borderline(merged.results))
     assert all(data["statuses"][data["grid"]["status"][ri]]["kind"] == "passing"
                for ri, *_ in border["rows"])
     per_flow = {data["flows"][f]["flow"]: n for f, n in border["flows"]}
@@ -237,5 +238,5 @@ def test_a_page_without_compared_outputs_has_no_borderline_section():
 def test_the_new_sections_come_where_they_are_read(merged):
     headings = [line for line in render(merged).splitlines() if line.startswith("## ")]
     assert headings.index("## Failures by error signature") < headings.index(
-        f"## {markdown.NON_STRICT_HEADING}") < headings.index("## Failures") < headings.index(
+        f"## {non_strict.NON_STRICT_HEADING}") < headings.index("## Failures") < headings.index(
         "## Borderline passes") < headings.index("## Numerical quality")

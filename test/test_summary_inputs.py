@@ -11,6 +11,7 @@ import pytest
 from etsuite.backends.harness.contract.report import REPORT_KEY
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools.report import classify, loading, tally
+from etsuite.tools.report.sections import matrix
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "test" / "data" / "reports"
@@ -149,7 +150,7 @@ def test_two_backends_and_two_shards_merge():
         "portable", "xnnpack", "xnnpack_dynamic_int8_per_channel",
         "xnnpack_static_int8_per_channel", "xnnpack_static_int8_per_tensor"]
     assert {flow: row.total for flow, row in rows.items()} == dict.fromkeys(rows, 4)
-    cases = {case for case, _ in tally.support_matrix(merged.results)}
+    cases = {case for case, _ in matrix.support_matrix(merged.results)}
     assert len(cases) == 4  # both shards' cases, every flow
 
 

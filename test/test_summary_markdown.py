@@ -10,6 +10,7 @@ import pytest
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools.report import classify, formatting, loading, markdown, signature, tally
 from etsuite.tools.report.baseline_diff import compare
+from etsuite.tools.report.sections import by_signature, coverage, matrix, quality, quantized, results
 from etsuite.tools.report.size_limit import Section, assemble, fit, parse_size, size
 
 REPO = Path(__file__).resolve().parent.parent
@@ -120,7 +121,7 @@ def test_the_flow_table_folds_the_failures_when_statuses_are_many():
     text = render(merged_from("test/data/reports/pipeline.json",
                               "test/data/reports/outcomes.json"))
     header = _header(text)
-    assert len(header) <= markdown.MAX_RESULT_COLUMNS
+    assert len(header) <= results.MAX_RESULT_COLUMNS
     assert header[6:-1] == ["failing", "xfail", "skip", "lowered_not_run", "unavailable"]
     faulty = _row(text, "faulty_mismatch")
     assert (faulty["tests"], faulty["failing"], faulty["xfail"], faulty["skip"]) == (
@@ -138,7 +139,7 @@ def test_the_flow_table_folds_the_failures_when_statuses_are_many():
 def test_six_backends_fit_twelve_columns_and_each_says_once_why_it_did_not_run():
     text = render(merged_from("test/data/reports/six/six-backends.json"))
     header = _header(text)
-    assert len(header) <= markdown.MAX_RESULT_COLUMNS
+    assert len(header) <= results.MAX_RESULT_COLUMNS
     assert header[6:-1] == ["pass", "pass_undelegated", "lowered_not_run", "unavailable"]
     # One row per flow, the backend named on its first row only.
     lines = text.splitlines()
@@ -199,7 +200,7 @@ def test_quantized_or_not_is_shown_apart():
     merged = merged_from("test/data/reports/xnnpack-shard1.json",
                          "test/data/reports/xnnpack-shard2.json")
     text = render(merged)
-    rows = dict(tally.computations(merged.results, tally.flow_order(merged)))
+    rows = dict(quantized.computations(merged.results, tally.flow_order(merged)))
     static = rows[("xnnpack", "xnnpack_static_int8_per_tensor")]
     dynamic = rows[("xnnpack", "xnnpack_dynamic_int8_per_channel")]
     # dynamic int8 quantizes linear only: its adds are delegated in floating point
@@ -210,7 +211,7 @@ def test_quantized_or_not_is_shown_apart():
               and r.flow == "xnnpack_static_int8_per_tensor"]
     assert sum(static.values()) == len(passed) + static["not delegated"]
     assert "## Quantized or not" in text and "✅ int" in text and "✅ float" in text
-    assert markdown.matrix_cell(Counter({(Status.PASS, "delegated, float"): 2})) == "✅ float ×2"
+    assert matrix.matrix_cell(Counter({(Status.PASS, "delegated, float"): 2})) == "✅ float ×2"
 
 
 def test_flaky_cases_are_listed_apart_and_still_fail():
@@ -244,7 +245,7 @@ def test_numerical_quality_per_flow():
     merged = merged_from("test/data/reports/xnnpack-shard1.json",
                          "test/data/reports/xnnpack-shard2.json",
                          "test/data/reports/verdicts/flaky.json")
-    rows = {row.flow: row for row in tally.quality(merged.results, tally.flow_order(merged))}
+    rows = {row.flow: row for row in quality.quality(merged.results, tally.flow_order(merged))}
     records = {flow: [r for result in merged.results if result.flow == flow
                       for r in result.records if r.outputs] for flow in rows}
     int8 = rows["xnnpack_static_int8_per_tensor"]
@@ -254,7 +255,7 @@ def test_numerical_quality_per_flow():
     assert sum(int8.buckets()) == len(int8.ratios) and int8.buckets()[-1] == 0
     mismatches = [r for r in records["faulty_mismatch"] if r.status is Status.FAIL_MISMATCH]
     assert rows["faulty_mismatch"].buckets()[-1] == len(mismatches) > 0  # over the bound
-    assert tally.percentile([3, 1, 2], 0.5) == 2 and tally.percentile([], 0.5) is None
+    assert quality.percentile([3, 1, 2], 0.5) == 2 and quality.percentile([], 0.5) is None
     text = render(merged)
     assert "## Numerical quality" in text and "error/bound p95" in text
 
@@ -270,10 +271,10 @@ def test_a_selected_flow_without_tests_is_still_listed():
 # ---------------------------------------------------------------- matrix, failures
 
 def test_matrix_cells_are_compact():
-    assert markdown.matrix_cell(Counter({Status.PASS: 1})) == "✅"
-    assert markdown.matrix_cell(Counter({Status.FAIL_LOWER: 2, Status.PASS: 3})) == "✅ ×3, ❌ lower ×2"
-    assert markdown.matrix_cell(None) == ""
-    assert set(markdown.CELL) == set(Status)
+    assert matrix.matrix_cell(Counter({Status.PASS: 1})) == "✅"
+    assert matrix.matrix_cell(Counter({Status.FAIL_LOWER: 2, Status.PASS: 3})) == "✅ ×3, ❌ lower ×2"
+    assert matrix.matrix_cell(None) == ""
+    assert set(matrix.CELL) == set(Status)
 
 
 def test_the_matrix_has_one_row_per_case_and_one_column_per_flow():
@@ -287,7 +288,7 @@ def test_similar_errors_share_a_signature():
     text = render(merged_from("test/data/reports/pipeline.json"))
     assert "| `RuntimeError: cannot partition graph at <address>: N nodes, N supported` |" \
         in re.sub(r" +\|", " |", text)
-    groups = tally.by_signature([f for _, found in tally.failing_tests(
+    groups = by_signature.by_signature([f for _, found in tally.failing_tests(
         merged_from("test/data/reports/pipeline.json"), []) for f in found])
     assert groups[0].count == 6 and groups[0].tests == 5  # one test has two failing subtests
 
@@ -342,7 +343,7 @@ def test_duplicates_list_their_conflicts():
 
 def test_delegation_coverage_per_flow():
     merged = merged_from("test/data/reports/pipeline.json")
-    rows = {row.flow: row for row in tally.coverage(merged.results, tally.flow_order(merged))}
+    rows = {row.flow: row for row in coverage.coverage(merged.results, tally.flow_order(merged))}
     assert (rows["xnnpack"].delegated, rows["xnnpack"].nodes) == (4, 6)
     assert rows["xnnpack"].undelegated_ops == Counter({"aten.cumsum.default": 2})
     assert rows["portable"].share == 0.0 and "missing_sdk" not in rows

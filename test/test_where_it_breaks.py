@@ -1,5 +1,5 @@
 """Where it breaks, aggregated: localized failures grouped per flow by the op they start at,
-in the markdown summary and on the page from one grouping (`tally.places`), and a model
+in the markdown summary and on the page from one grouping (`where.places`), and a model
 or example failure whose op also fails as an operator test of its flow names that test.
 The reports are a real fixture with failures written in as `--localize` writes them
 (`verdict_reports.where_it_breaks`)."""
@@ -11,6 +11,7 @@ import pytest
 
 import verdict_reports as vr
 from etsuite.tools.report import loading, markdown, page, tally
+from etsuite.tools.report.sections import coverage, running_cost, stateful, where
 from etsuite.tools.report.size_limit import fit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,7 +98,7 @@ def test_an_operator_test_localized_to_another_op_is_not_named(report, tmp_path)
     # Its graph holds the add, but the failure starts at the mul: not the add's failure.
     assert not any("also fails" in line for line in breaks_lines(
         summary_of(merged), MODEL.format("xnnpack")))
-    places = tally.places([f for _, found in tally.failing_tests(merged, tally.flow_order(merged))
+    places = where.places([f for _, found in tally.failing_tests(merged, tally.flow_order(merged))
                            for f in found])
     assert [r.nodeid for r in places.operator_tests[("xnnpack", "aten.mul.Tensor")]] == [
         vr.ADD + OPERATOR_TEST]
@@ -158,14 +159,14 @@ def test_the_page_holds_what_the_summary_groups(report):
      "2 example tests, 1 model test and 1 xnnpack/test test"),
 ])
 def test_suite_words(suites, words):
-    assert page.suite_words(suites) == words
+    assert where.suite_words(suites) == words
 
 
 def test_a_failure_whose_op_passes_alone_names_its_smallest_window():
     from etsuite.backends.harness.contract.record import SubtestRecord
     from etsuite.backends.harness.contract.statuses import Status
     from etsuite.tools.report.loading import Run, TestResult
-    from etsuite.tools.report.markdown import repro_lines
+    from etsuite.tools.report.sections.failures import repro_lines
 
     window = {"nodes": 2, "first": "relu", "last": "add", "attempts": 3, "seconds": 2.5,
               "folder": "reports/repros/t/subtest0"}
@@ -193,7 +194,6 @@ def test_a_run_in_process_has_no_cost_view_and_a_runner_without_times_no_crash()
     (None in `step_ms`) is counted without its time."""
     from etsuite.backends.harness.contract.record import SubtestRecord
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.tools.report import tally
     from etsuite.tools.report.loading import Run, TestResult
 
     record = SubtestRecord(test_id="t.py::t[f]", test_case="t.py::t", subtest=0, suite="llm",
@@ -201,8 +201,8 @@ def test_a_run_in_process_has_no_cost_view_and_a_runner_without_times_no_crash()
                            step_errors=[[0.0]] * 3, step_ms=[None, 2.0, 4.0])
     result = TestResult("t.py::t[f]", "f", "b", "passed", "call", [record], None, 1.0,
                         Run("r.json", "report", None, True, 0, None, None), Status.PASS)
-    assert tally.costs([result], [("b", "f")]) == []
-    (row,) = tally.stateful([result], [("b", "f")])
+    assert running_cost.costs([result], [("b", "f")]) == []
+    (row,) = stateful.stateful([result], [("b", "f")])
     assert (row.first_ms, row.later_ms) == ([], [3.0])
 
 
@@ -211,7 +211,6 @@ def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary(
     the coverage section gives its median per flow and names the subtests under half."""
     from etsuite.backends.harness.contract.record import SubtestRecord, delegation_share
     from etsuite.backends.harness.contract.statuses import Status
-    from etsuite.tools.report import tally
     from etsuite.tools.report.loading import Run, TestResult
 
     q = "quantized_decomposed.quantize_per_tensor.default"
@@ -233,14 +232,12 @@ def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary(
 
     whole = result("whole", {"aten.linear.default": 3, q: 2}, {q: 1})
     little = result("little", {"aten.linear.default": 1}, {"aten.cumsum.default": 2})
-    (row,) = tally.coverage([whole, little], [("b", "x")])
+    (row,) = coverage.coverage([whole, little], [("b", "x")])
     assert row.median_share() == (1.0 + 1 / 3) / 2
     assert row.minority() == [(little, 1 / 3)]
 
     from types import SimpleNamespace
 
-    from etsuite.tools.report.markdown import coverage_section
-
-    section = coverage_section(SimpleNamespace(results=[whole, little]), [("b", "x")])
+    (section,) = coverage.markdown(SimpleNamespace(results=[whole, little]), [("b", "x")])
     text = str(section.render_items(section.items))  # (the table, its notes)
     assert "66.7 %" in text and "1: `little[x]` 33.3 %" in text, text

@@ -9,36 +9,40 @@ opens from disk or from a CI artifact with no network. The browser renders the m
 lazily (only the rows in view); with the packing, a `make test-all` merge of 40,000 tests
 stays a light page (`page_scale.py` measures it).
 
-Every number comes from `tally`, `case_costs` and `baseline_diff`, every status and record
-field from the contract: the page holds no list of its own. Only the look of each status is
-decided here.
+Every number comes from `tally` and the sections (`sections/`: each module builds its own
+part of the data, `page_data` calls them), every status and record field from the
+contract: the page holds no list of its own. Only the look of each status is decided here.
 """
 
 from __future__ import annotations
 
 import base64
-import enum
 import gzip
 import hashlib
 import json
-import math
 import re
-import statistics
-import time
-from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
-from etsuite.backends.harness.contract.costs import time_per_call
 from etsuite.backends.harness.contract.facts import FlowFacts
 from etsuite.backends.harness.contract.nodeids import case_id
 from etsuite.backends.harness.contract.record import RECORD_FIELDS
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, SKIPPING, STAGES, Status
-from etsuite.tools.report import case_costs, drift, tally
+from etsuite.tools.report import tally
 from etsuite.tools.report.backend_notes import BackendNote, backend_notes
-from etsuite.tools.report.baseline_diff import Change, Changes
-from etsuite.tools.report.formatting import in_words
+from etsuite.tools.report.baseline_diff import Changes
 from etsuite.tools.report.loading import Merged, Run, TestResult, seed_policy_text
+from etsuite.tools.report.sections import (
+    baseline,
+    borderline,
+    case_costs,
+    core_aten_coverage,
+    non_strict,
+    results,
+    where,
+)
+from etsuite.tools.report.sections.baseline import HistoryPoint
+from etsuite.tools.report.sections.common import plain, when
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 
@@ -79,14 +83,6 @@ def status_kind(status: Status) -> str:
     if status in SKIPPING:
         return "skipping"
     return "other"  # xfail: neither a pass nor a failure
-
-
-@dataclass
-class HistoryPoint:
-    """One earlier run (the merged reports of one CI run) shown in the history."""
-
-    label: str
-    merged: Merged
 
 
 # ---------------------------------------------------------------- the data object
@@ -131,16 +127,17 @@ def page_data(merged: Merged, changes: Changes | None = None,
         "backends": [{"name": b, **_note(n)} for b, n in zip(
             backends, _notes_by_backend(merged, rows, backends), strict=True)],
         "flows": [_flow_info(merged, key, backend_index) for key in order],
-        "summary": _summary(rows, status_index),
+        "summary": results.page(rows, status_index),
         "cases": [tally.display_case(case) for case in cases],
         "grid": grid,
         "runs": [_run_info(run) for run in merged.runs],
-        "history": _history(merged, changes, history or []),
-        "borderline": _borderline(merged, order, flow_index),
-        "non_strict": _non_strict(merged, order),
-        "where": _where(merged, order, flow_index),
-        "core_aten": _core_aten(merged, order, flow_index),
-        "costs": _costs(merged, order, flow_index),
+        # the sections' parts, each built by its module of sections/
+        "history": baseline.page(merged, changes, history or []),
+        "borderline": borderline.page(merged, order, flow_index),
+        "non_strict": non_strict.page(merged, order),
+        "where": where.page(merged, order, flow_index),
+        "core_aten": core_aten_coverage.page(merged, order, flow_index),
+        "costs": case_costs.page(merged, order, flow_index),
     }
     return {"core": core, "details": [d.data() for d in details]}
 
@@ -175,7 +172,7 @@ class _Details:
             # Field by field rather than record.to_dict(): its dataclasses.asdict deep-copies
             # every record, which was most of the page's time at 40,000 tests.
             for name in RECORD_FIELDS:
-                self.records[name].append(_plain(getattr(record, name)))
+                self.records[name].append(plain(getattr(record, name)))
 
     def data(self) -> dict:
         return {"results": {k: _column(v) for k, v in self.results.items()},
@@ -202,142 +199,6 @@ def unpack_column(column: list | dict) -> list:
     return column
 
 
-def _plain(value: Any) -> Any:
-    """A record's value as its JSON (what the contract's to_dict writes): a status as its
-    name, a nested statistic by its own to_dict. JSON has no NaN or infinity (a NaN
-    output's error is one): they travel as text."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, (str, int)) or value is None:
-        return value.value if isinstance(value, enum.Enum) else value
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if hasattr(value, "to_dict"):
-        return _plain(value.to_dict())
-    return value
-
-
-def _result_index(merged: Merged) -> dict[int, int]:
-    """Position of each result in the grid (by identity): how a section points at a cell."""
-    return {id(result): index for index, result in enumerate(merged.results)}
-
-
-def _borderline(merged: Merged, order: list[tally.FlowKey],
-                flow_index: dict[tally.FlowKey, int]) -> dict | None:
-    """The borderline passes, all of them, closest to their bound first: [result, subtest
-    (None when the test has one), worst ratio, margin, rule, repro] each, and the count per
-    flow whose outputs were compared. None when no outputs were compared (the section is
-    not shown)."""
-    rows = tally.quality(merged.results, order)
-    if not rows:
-        return None
-    index = _result_index(merged)
-    return {"ratio": tally.BORDERLINE_RATIO,
-            "rows": [[index[id(b.result)],
-                      b.record.subtest if len(b.result.records) > 1 else None,
-                      _plain(b.ratio), b.record.margin, b.record.verdict_rule, b.repro]
-                     for b in tally.borderline(merged.results)],
-            "flows": [[flow_index[(row.backend, row.flow)], row.borderline] for row in rows]}
-
-
-def _core_aten(merged: Merged, order: list[tally.FlowKey],
-               flow_index: dict[tally.FlowKey, int]) -> dict | None:
-    """Core ATen coverage per flow (`tally.core_aten`, as the summary's section): its
-    total, and per flow [flow, covered: [[overload, operator test cases, of them
-    delegated]], delegated in a case (None: the flow delegates nothing), only in model
-    tests, the uncovered overloads]. None when no report names the core overloads (the
-    section is not shown)."""
-    rows = tally.core_aten(merged, order)
-    if not rows:
-        return None
-    portable_only = tally.non_delegating(merged)
-    return {"total": rows[0].total,
-            "flows": [[flow_index[(row.backend, row.flow)],
-                       [[op, len(row.operator_cases[op]), len(row.delegated_cases.get(op, ()))]
-                        for op in row.covered],
-                       None if row.flow in portable_only else len(row.delegated),
-                       row.only_in_models, row.uncovered] for row in rows]}
-
-
-def _costs(merged: Merged, order: list[tally.FlowKey], flow_index: dict[tally.FlowKey, int]) -> dict | None:
-    """The cost charts per flow (`case_costs`): "shares", [flow, [[result, delegated
-    share], ...] lowest first]; "runtime", [flow, [[result, ratio to portable, seconds,
-    portable seconds, basis], ...] slowest first, [results without a portable
-    counterpart]]; "portable": whether a portable run was timed (without one the page
-    says so instead of a runtime chart); "timed_flows": the flows other than portable
-    with a timed call (each gets that message or its chart). None when no case was
-    lowered or timed."""
-    index = _result_index(merged)
-    shares = case_costs.shares(merged, order)
-    runtimes = case_costs.runtimes(merged, order)
-    portable = case_costs.has_portable_run(merged)
-    timed_flows = sorted({flow_index[tally.flow_key(r)] for r in merged.results
-                          if r.flow not in (None, case_costs.PORTABLE)
-                          and any(time_per_call(x) for x in r.records)})
-    if not shares and not timed_flows:
-        return None
-    return {"portable": portable,
-            "timed_flows": timed_flows,
-            "shares": [[flow_index[key], [[index[id(r)], round(s, 4)] for r, s in rows]]
-                       for key, rows in shares.items()],
-            "runtime": [[flow_index[row.key],
-                         [[index[id(x.result)], _plain(round(x.ratio, 4)), round(x.seconds, 7),
-                           round(x.portable_seconds, 7), x.basis] for x in row.relative],
-                         [index[id(r)] for r in row.unmatched]] for row in runtimes]}
-
-
-def _non_strict(merged: Merged, order: list[tally.FlowKey]) -> list:
-    """The tests of non-strict declared cases: [result, entry, observed status] each."""
-    index = _result_index(merged)
-    return [[index[id(d.result)], d.entry, d.observed]
-            for d in tally.non_strict(merged.results, order)]
-
-
-def _where(merged: Merged, order: list[tally.FlowKey], flow_index: dict[tally.FlowKey, int]) -> dict | None:
-    """Where the failures break (`tally.places`, as the summary's section): per localized
-    place {flow, place, what it breaks in words, failures (subtests), tests: [result, its
-    subtests that break there (None: the test has one), [[operator test's result, its
-    name], ...] the op also fails in]}, and the failures localization could not place,
-    [result, subtest, the record's reason] each. None when no failure was localized or
-    tried (the section is not shown)."""
-    failures = [f for _, found in tally.failing_tests(merged, order) for f in found]
-    places = tally.places(failures)
-    if not places.shown:
-        return None
-    index = _result_index(merged)
-
-    def subtest(failure: tally.Failure) -> int | None:
-        return failure.subtest if len(failure.result.records) > 1 else None
-
-    def tests(group: tally.Group) -> list:
-        found: dict[int, list] = {}
-        for failure in group.failures:
-            also = [[index[id(r)], tally.test_name(r)]
-                    for r in places.also_as_operator_test(failure)]
-            entry = found.setdefault(index[id(failure.result)],
-                                     [index[id(failure.result)], [], also])
-            if subtest(failure) is not None:
-                entry[1].append(subtest(failure))
-        return [[ri, subtests or None, also] for ri, subtests, also in found.values()]
-
-    return {"groups": [{"flow": flow_index[tally.flow_key(g.failures[0].result)],
-                        "place": g.key[1], "breaks": suite_words(tally.suites_of(g)),
-                        "failures": g.count, "tests": tests(g)} for g in places.groups],
-            "not_localized": [[index[id(f.result)], subtest(f),
-                               (f.localization or {}).get("reason")]
-                              for f in places.not_localized]}
-
-
-def suite_words(suites: Mapping[str, int]) -> str:
-    """Tests per suite in words, "3 model tests and 4 operator tests": a suite's folder
-    name made singular (a backend's own `xnnpack/test` stays as it is)."""
-    words = [f"{n} {suite.removesuffix('s') if '/' not in suite else suite} "
-             f"test{'' if n == 1 else 's'}" for suite, n in sorted(suites.items())]
-    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]])) if words else ""
-
-
 def _notes_by_backend(merged: Merged, rows: list[tally.FlowRow],
                       backends: list) -> list:
     found = {note.backend: note for note in backend_notes(merged, rows)}
@@ -361,140 +222,11 @@ def _flow_info(merged: Merged, key: tally.FlowKey,
             "delegates": True if facts.delegates is None else facts.delegates}
 
 
-def verdict_words(row: tally.FlowRow) -> str:
-    """A share's denominator in words, shown next to it: "1 of 1 with a verdict; 20 not run"."""
-    left_out = row.without_verdict()
-    return f"{row.passing} of {row.verdicts} with a verdict" + (
-        f"; {in_words(left_out)}" if left_out else "")
-
-
-def _summary(rows: list[tally.FlowRow], status_index: dict[Status, int]) -> dict:
-    def row_data(row: tally.FlowRow) -> dict:
-        return {"backend": row.backend, "flow": row.flow, "total": row.total,
-                "counts": {status_index[s]: n for s, n in row.counts.items() if n},
-                "passing": row.passing, "delegated": row.delegated_passing,
-                "failing": row.failing, "duration": round(row.duration, 3),
-                "unavailable": row.unavailable, "delegates": row.delegates,
-                "verdict": verdict_words(row)}
-
-    return {"rows": [row_data(row) for row in rows],
-            "total": row_data(tally.total_row(rows))}
-
-
 def _run_info(run: Run) -> dict:
     return {"path": run.path, "kind": run.kind, "seed": run.seed,
             "seed_policy": seed_policy_text(run.seed_policy), "finished": run.finished,
-            "exitcode": run.exitcode, "started": _when(run.started), "tests": run.tests,
+            "exitcode": run.exitcode, "started": when(run.started), "tests": run.tests,
             "torch": run.version("torch"), "executorch": run.version("executorch")}
-
-
-def _when(epoch: float | None) -> str | None:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch is not None else None
-
-
-# ---------------------------------------------------------------- history
-
-def started(merged: Merged) -> float | None:
-    """When the earliest of its runs started: the order of history points."""
-    times = [run.started for run in merged.runs if run.started is not None]
-    return min(times) if times else None
-
-
-def _point(label: str, merged: Merged) -> dict:
-    order = tally.flow_order(merged)
-    flows = {}
-    runtimes = _median_runtimes(merged)
-    for row in tally.flow_rows(merged, order):
-        flows[row.flow or ""] = {"backend": row.backend, "total": row.total,
-                                 "passing": row.passing, "delegated": row.delegated_passing,
-                                 "failing": row.failing, "pass_rate": row.pass_rate,
-                                 "median_runtime": runtimes.get(row.flow)}
-    versions = sorted({(run.version("torch"), run.version("executorch")) for run in merged.runs},
-                      key=str)
-    return {"label": label, "started": _when(started(merged)),
-            "versions": [{"torch": t, "executorch": e} for t, e in versions],
-            "runs": [run.path for run in merged.runs], "flows": flows}
-
-
-def _median_runtimes(merged: Merged) -> dict[str | None, float]:
-    """Per flow, the median time per call of its timed subtests (`contract/costs.py`)."""
-    found: dict[str | None, list[float]] = {}
-    for result in merged.results:
-        for record in result.records:
-            call = time_per_call(record)
-            if call is not None:
-                found.setdefault(result.flow, []).append(call.seconds)
-    return {flow: statistics.median(seconds) for flow, seconds in found.items()}
-
-
-# What the reviewer's list of changes shows first: status regressions, lost delegation,
-# then the metric drift in its own order (drift.BUCKETS, worst first), then the other
-# status changes, what got better, and the fixes. The first group reads as worse.
-REVIEW_WORSE = ("regression", "lost delegation",
-                *(b for b in drift.BUCKETS if b in drift.WORSE_BUCKETS))
-REVIEW_ORDER = (*REVIEW_WORSE, "other status change",
-                *(b for b in drift.BUCKETS if b not in drift.WORSE_BUCKETS), "fix")
-
-
-def _review(changes: Changes, index: dict[int, int]) -> list[dict]:
-    """The baseline comparison as one list, worst first: each test's status change and
-    each subtest metric that drifted, with what it was and is, how many times worse or
-    better, whether it is a loss, and the cell it opens (None: the test is not in this
-    run). A subtest's own status crossing is left out where its test's regression or
-    fix already says it."""
-    rows = []
-
-    def add(kind: str, nodeid: str, flow: str | None, metric: str, subtest: int | None,
-            was: Any, now: Any, factor: float | None, result: TestResult | None) -> None:
-        rows.append({"kind": kind, "worse": kind in REVIEW_WORSE, "nodeid": nodeid,
-                     "flow": flow, "metric": metric, "subtest": subtest, "was": was, "now": now,
-                     "factor": None if factor is None else _plain(factor),
-                     "result": index.get(id(result)) if result is not None else None})
-
-    def status(result: TestResult | None) -> str | None:
-        return result.status.value if result is not None else None
-
-    for kind, found in (("regression", changes.regressions), ("fix", changes.fixes),
-                        ("lost delegation", changes.lost_delegation),
-                        ("other status change", changes.other)):
-        for change in found:
-            add(kind, change.nodeid, change.flow, drift.STATUS, None, status(change.was),
-                status(change.now), None, change.now)
-    said = {c.nodeid for c in (*changes.regressions, *changes.fixes)}
-    for moved in changes.drift:
-        if moved.metric == drift.STATUS and moved.result.nodeid in said:
-            continue
-        add(moved.bucket, moved.result.nodeid, moved.result.flow, moved.metric,
-            moved.subtest, moved.was, moved.now, moved.factor, moved.result)
-    rank = {kind: position for position, kind in enumerate(REVIEW_ORDER)}
-    # Stable: within a kind, drift keeps its order (by factor), status changes by node id.
-    return sorted(rows, key=lambda row: rank[row["kind"]])
-
-
-def _change(change: Change, index: dict[int, int]) -> dict:
-    def side(result: TestResult | None) -> dict | None:
-        if result is None:
-            return None
-        found = tally.failures_of(result)
-        return {"status": result.status.value, "error": found[0].error if found else None}
-
-    # "result": the cell this run's side is, so a click opens it (None: a removed test).
-    return {"nodeid": change.nodeid, "flow": change.flow, "was": side(change.was),
-            "now": side(change.now), "result": index.get(id(change.now))}
-
-
-def _history(merged: Merged, changes: Changes | None, history: list[HistoryPoint]) -> dict | None:
-    if not history and changes is None:
-        return None
-    points = [_point(p.label, p.merged) for p in history] + [_point("this run", merged)]
-    diff = None
-    if changes is not None:
-        index = _result_index(merged)
-        diff = {"against": [run.path for run in changes.baseline.runs],
-                **{name: [_change(c, index) for c in getattr(changes, name)]
-                   for name in ("regressions", "lost_delegation", "fixes", "other", "new", "removed")},
-                "review": _review(changes, index)}
-    return {"points": points, "changes": diff}
 
 
 # ---------------------------------------------------------------- the page

@@ -22,6 +22,7 @@ from etsuite.tools.report import classify, loading, markdown, page
 from etsuite.tools.report.baseline_diff import Changes, compare
 from etsuite.tools.report.drift import METRIC_NAMES
 from etsuite.tools.report.formatting import plural
+from etsuite.tools.report.sections.baseline import HistoryPoint, started
 from etsuite.tools.report.sharded_runs import missing_shards
 from etsuite.tools.report.size_limit import Section, assemble, fit, parse_size
 
@@ -159,15 +160,15 @@ def exit_code(fail_on: list[str], merged: loading.Merged, changes: Changes | Non
     return code
 
 
-def load_history(folder: str | None, baseline: loading.Merged | None) -> list[page.HistoryPoint]:
+def load_history(folder: str | None, baseline: loading.Merged | None) -> list[HistoryPoint]:
     """The earlier runs of the page's history, oldest first: each entry of the folder
     in the order the runs started, then the baseline (the run this one is compared with)."""
-    points = [page.HistoryPoint(name, loading.load_all(paths))
+    points = [HistoryPoint(name, loading.load_all(paths))
               for name, paths in (loading.history_inputs(folder) if folder else [])]
-    points.sort(key=lambda point: (page.started(point.merged) is None,
-                                   page.started(point.merged) or 0.0))
+    points.sort(key=lambda point: (started(point.merged) is None,
+                                   started(point.merged) or 0.0))
     if baseline is not None:
-        points.append(page.HistoryPoint("baseline", baseline))
+        points.append(HistoryPoint("baseline", baseline))
     return points
 
 

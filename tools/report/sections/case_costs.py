@@ -1,29 +1,24 @@
-"""What each case costs in each flow, read from its records the one way drift and
-budgets read them (`contract/costs.py`): the page's charts of the delegated share per
-case and of the time per call beside the portable flow's, and the summary's list of
-budget breaches.
+"""What each case costs in each flow, the page's charts: the delegated share per case and
+the time per call beside the portable flow's, read from the records the one way drift
+and budgets read them (`contract/costs.py`).
 
 A status says whether a case works; these say where it runs and what it costs, case by
-case, so a reader sees which cases a backend leaves to portable kernels, which run slower
-than portable, and which broke a written limit. Computed here, formatted elsewhere.
-"""
+case, so a reader sees which cases a backend leaves to portable kernels and which run
+slower than portable. (The summary's budget breaches are `budget_breaches.py`.)"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from etsuite.backends.harness.contract.costs import SHARE_LIMIT, delegated_share, time_per_call
+from etsuite.backends.harness.contract.costs import delegated_share, time_per_call
 from etsuite.backends.harness.contract.nodeids import case_id
-from etsuite.backends.harness.contract.record import SubtestRecord
-from etsuite.backends.harness.contract.statuses import Status
 from etsuite.tools.report import tally
 from etsuite.tools.report.loading import Merged, TestResult
+from etsuite.tools.report.sections.common import plain, result_index
 
 PORTABLE = "portable"   # the flow every other flow's time per call is compared with
 
-
-# ---------------------------------------------------------------- delegated share
 
 def case_share(result: TestResult) -> float | None:
     """The lowest delegated share over the test's subtests (the part of the case that
@@ -45,8 +40,6 @@ def shares(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, li
     return {key: sorted(rows, key=lambda row: (row[1], row[0].nodeid))
             for key, rows in found.items() if rows}
 
-
-# ---------------------------------------------------------------- runtime beside portable
 
 @dataclass(frozen=True)
 class Relative:
@@ -120,46 +113,29 @@ def runtimes(merged: Merged, order: list[tally.FlowKey]) -> list[FlowRuntime]:
     return sorted(rows.values(), key=lambda row: rank.get(row.key, len(rank)))
 
 
-# ---------------------------------------------------------------- budget breaches
-
-@dataclass(frozen=True)
-class Breach:
-    """One limit one subtest broke, as its record says (`budget_breaches`)."""
-
-    result: TestResult
-    record: SubtestRecord
-    limit: str | None          # None: a record written before breaches were kept apart
-    measured: float | None
-    value: float | None        # the limit
-    source: str | None         # its entry, "path:line"
-
-    @property
-    def overshoot(self) -> float | None:
-        """How many times over its limit (a share: how many times under its floor)."""
-        if self.measured is None or self.value is None:
-            return None
-        over, under = (self.value, self.measured) if self.limit == SHARE_LIMIT else \
-            (self.measured, self.value)
-        return over / under if under else math.inf
-
-
-def breaches(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, list[Breach]]:
-    """Per flow, every breach of its `fail_budget` subtests, worst (measured/limit) first;
-    a breach without figures (an older record) last, its error says what it was."""
-    found: dict[tally.FlowKey, list[Breach]] = {}
-    for result in merged.results:
-        for record in result.records:
-            if record.status is not Status.FAIL_BUDGET:
-                continue
-            listed = found.setdefault(tally.flow_key(result), [])
-            said = record.budget_breaches or [{}]
-            listed.extend(Breach(result, record, b.get("limit"), b.get("measured"),
-                                 b.get("value"), b.get("source")) for b in said)
-    rank = {key: index for index, key in enumerate(order)}
-
-    def worst_first(breach: Breach) -> tuple:
-        over = breach.overshoot
-        return (over is None, -(over or 0.0), breach.result.nodeid, breach.record.subtest)
-
-    return {key: sorted(found[key], key=worst_first)
-            for key in sorted(found, key=lambda k: rank.get(k, len(rank)))}
+def page(merged: Merged, order: list[tally.FlowKey],
+         flow_index: dict[tally.FlowKey, int]) -> dict | None:
+    """The cost charts per flow: "shares", [flow, [[result, delegated
+    share], ...] lowest first]; "runtime", [flow, [[result, ratio to portable, seconds,
+    portable seconds, basis], ...] slowest first, [results without a portable
+    counterpart]]; "portable": whether a portable run was timed (without one the page
+    says so instead of a runtime chart); "timed_flows": the flows other than portable
+    with a timed call (each gets that message or its chart). None when no case was
+    lowered or timed."""
+    index = result_index(merged)
+    share_rows = shares(merged, order)
+    runtime_rows = runtimes(merged, order)
+    portable = has_portable_run(merged)
+    timed_flows = sorted({flow_index[tally.flow_key(r)] for r in merged.results
+                          if r.flow not in (None, PORTABLE)
+                          and any(time_per_call(x) for x in r.records)})
+    if not share_rows and not timed_flows:
+        return None
+    return {"portable": portable,
+            "timed_flows": timed_flows,
+            "shares": [[flow_index[key], [[index[id(r)], round(s, 4)] for r, s in rows]]
+                       for key, rows in share_rows.items()],
+            "runtime": [[flow_index[row.key],
+                         [[index[id(x.result)], plain(round(x.ratio, 4)), round(x.seconds, 7),
+                           round(x.portable_seconds, 7), x.basis] for x in row.relative],
+                         [index[id(r)] for r in row.unmatched]] for row in runtime_rows]}
