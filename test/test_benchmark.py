@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from etsuite.tools.bench import benchmark
+from etsuite.tools.bench import benchmark, phases
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -68,17 +68,17 @@ def test_phases_place_the_wall_time_of_a_run_with_two_workers():
     probes = [probe("main", started=0, configured=3, unconfigured=30),
               probe("gw0", started=4, configured=6, collected=8, first_test=10, last_test=25),
               probe("gw1", started=4, configured=7, collected=11, first_test=12, last_test=20)]
-    phases = benchmark.phases_of(probes)
-    assert phases == {"start-up": 10, "controller ready": 3, "worker start": 7,
+    found = phases.phases_of(probes)
+    assert found == {"start-up": 10, "controller ready": 3, "worker start": 7,
                       "collection": 3, "tests": 15, "idle in tests": 7, "session end": 5,
                       "total": 30}
-    run = benchmark.Run("ours", 31.0, 40.0, [1.0, 1.0], [], phases=phases)
-    (row,) = [line for line in benchmark.phase_table([run]).splitlines() if "ours" in line]
+    run = benchmark.Run("ours", 31.0, 40.0, [1.0, 1.0], [], phases=found)
+    (row,) = [line for line in phases.phase_table([run.phase_row]).splitlines() if "ours" in line]
     assert [cell.strip() for cell in row.split("|")[1:-1]] == \
         ["ours", "2", "31.0", "10.0", "3.0", "7.0", "3.0", "15.0", "7.0", "5.0", "30.0"]
     # A process that did not report its times: no phases rather than wrong ones.
     del probes[2]["times"]["first_test"]
-    assert benchmark.phases_of(probes) == {}
+    assert phases.phases_of(probes) == {}
 
 
 # The smallest selection `make bench` takes: one operator module of the wheel's suite
@@ -105,7 +105,7 @@ def test_make_bench_runs_end_to_end_and_prints_its_ratios():
     assert len(rows) == 2, done.stdout[-3000:]
     for row in rows:
         cells = [cell.strip() for cell in row.split("|")[1:-1]]
-        assert len(cells) == 3 + len(benchmark.PHASES) and all(cells), row
+        assert len(cells) == 3 + len(phases.PHASES) and all(cells), row
         assert 0 < float(cells[3]) < float(cells[-1]), row  # start-up within the total
     assert "ours through the warm process: verdicts identical to ours cold" in done.stdout
     assert "benchmark: warm process" in done.stderr and "started and warmed" in done.stderr

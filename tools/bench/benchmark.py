@@ -44,6 +44,7 @@ from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import STAGES
 from etsuite.tools.bench.inner_loop import PrivateWarm, inner_loop
+from etsuite.tools.bench.phases import phase_table, phases_of
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
@@ -112,6 +113,11 @@ class Run:
     phases: dict[str, float] = field(default_factory=dict)
 
     @property
+    def phase_row(self) -> tuple[str, int, float, dict[str, float]]:
+        """This run as a row of phases.phase_table."""
+        return self.label, len(self.peak_rss_mb), self.wall_s, self.phases
+
+    @property
     def verdicts(self) -> dict[tuple, str]:
         return {case_key(test["nodeid"]): verdict(test) for test in self.tests}
 
@@ -150,51 +156,6 @@ def run_pytest(label: str, args: list[str], scratch: str, warm: PrivateWarm | No
                [p["rss_after_each_test_mb"] for p in workers],
                [p["startup_s"] for p in workers if p.get("startup_s") is not None], tests,
                phases_of(probes))
-
-
-PHASES = ("start-up", "controller ready", "worker start", "collection", "tests",
-          "idle in tests", "session end", "total")
-
-
-def phases_of(probes: list[dict]) -> dict[str, float]:
-    """Seconds per phase of one pytest run, from the probe's times (bench_probe.py), the
-    controller's process start being 0: `start-up` until the first test starts anywhere
-    (`controller ready`: the controller's imports and configuration; `worker start`: the
-    median worker's from its own start to its first test, `collection` part of it);
-    `tests` from the first test's start to the last one's end; `idle in tests` the
-    worker-seconds inside that span in which a worker had no test (not yet started or
-    already done); `session end` from the last test's end to the controller's unconfigure
-    (reports written, workers stopped); `total` the controller's life to then. Empty when
-    a process did not report its times."""
-    controller = next((p for p in probes if p.get("worker") == "main"), None)
-    workers = [p for p in probes if p.get("worker") != "main"] or probes
-    needed = ("started", "configured", "collected", "first_test", "last_test")
-    if controller is None or any(key not in p.get("times", {}) for p in workers for key in needed) \
-            or not {"started", "configured", "unconfigured"} <= set(controller.get("times", {})):
-        return {}
-    zero = controller["times"]["started"]
-    first = min(p["times"]["first_test"] for p in workers)
-    last = max(p["times"]["last_test"] for p in workers)
-    idle = sum((p["times"]["first_test"] - first) + (last - p["times"]["last_test"])
-               for p in workers)
-    return {
-        "start-up": first - zero,
-        "controller ready": controller["times"]["configured"] - zero,
-        "worker start": median([p["times"]["first_test"] - p["times"]["started"] for p in workers]),
-        "collection": median([p["times"]["collected"] - p["times"]["configured"] for p in workers]),
-        "tests": last - first,
-        "idle in tests": idle,
-        "session end": controller["times"]["unconfigured"] - last,
-        "total": controller["times"]["unconfigured"] - zero,
-    }
-
-
-def phase_table(runs: list[Run]) -> str:
-    """One row per run: its workers, measured wall, and the phases of phases_of."""
-    rows = [[run.label, len(run.peak_rss_mb), run.wall_s, *(run.phases.get(name) for name in PHASES)]
-            for run in runs if run.phases]
-    return tabulate(rows, headers=["run", "workers", "wall s", *PHASES], floatfmt=".1f",
-                    tablefmt="github", missingval="")
 
 
 def case_key(nodeid: str) -> tuple:
@@ -461,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
               "reference has no such mode and always starts cold)")
         print("\n" + "\n".join(agreement_lines))
         print("\n## Where the wall time goes (seconds per phase, the last run of each)\n")
-        print(phase_table([runs[-1] for _flow, runs in last_runs]))
+        print(phase_table([runs[-1].phase_row for _flow, runs in last_runs]))
         print("\n(start-up: the controller's start to the first test anywhere; controller "
               "ready: its imports and configuration; worker start: a worker's own start to its "
               "first test, median, collection part of it; tests: first start to last end; idle "
@@ -487,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {flows[0]}: T(-n 0) {one.wall_s:.1f} s, T(-n 2) {two:.1f} s: "
                   f"T1 / (2 T2) = {one.wall_s / (2 * two):.2f} (target >= 0.85)")
             print(parallel_bound_line(one, last_ours[flows[0]]))
-            print("\n" + phase_table([one, last_ours[flows[0]]]))
+            print("\n" + phase_table([one.phase_row, last_ours[flows[0]].phase_row]))
             if warm and flows[0] in last_warm:
                 one_warm = run_pytest("warm-n1", [*ours, "--flow", flows[0], "-n", "0"], scratch, warm)
                 two_warm = last_warm[flows[0]].wall_s
