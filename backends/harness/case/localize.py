@@ -513,17 +513,20 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
         clock.check("start")
         eager = eager_intermediates(target.exported, inputs, earlier)
         clock.check("the eager run")
-        events = runtime_intermediates(target, inputs, earlier)
+        run = runtime_run(target, inputs, earlier)
+        events = run.events
         clock.check("the ETDump run")
         nodes = {n.name: n for n in target.exported.graph.nodes}
         order = {name: index for index, name in enumerate(nodes)}
         covered: set = set()
-        for event in events:
+        last_compared: tuple | None = None   # (position, judged) of the last one compared
+        for position, event in enumerate(events):
             clock.check(f"{compared} nodes")
             judged = _judge_event(event, target.lineage, nodes, order, eager, rules)
             if judged is None:
                 continue
             compared += 1
+            last_compared = (position, judged)
             _note(matches, judged)
             covered.update(judged["covers"])
             if judged["matched"]:
@@ -548,12 +551,65 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
             return found
+        after = _after_the_last_compared(target, run, last_compared, covered, eager, rules)
+        if after is not None:
+            after.update(compared=compared, matches=matches,
+                         reference=_reference(target.exported),
+                         seconds=round(time.monotonic() - started, 3))
+            return after
         return _nothing_off_the_rule(target, len(events), compared, covered, matches, started)
     except NotLocalized as why:
         return {**not_localized(str(why), started, compared), "matches": matches}
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         return {**not_localized(text, started, compared), "matches": matches}
+
+
+def _after_the_last_compared(target: Target, run: RuntimeRun, last_compared: tuple | None,
+                             covered: set, eager: dict, rules: RuleBook | Tolerance
+                             ) -> dict | None:
+    """Every compared intermediate within the rule, covering every computing node the
+    outputs depend on, and yet the program's outputs off the rule (judged again, on this
+    run): what changed them ran after the last compared value, in a runtime op no exported
+    node made (no debug handle: the lowering added it after the handles were given, e.g. a
+    layout change at a delegate call's boundary). The first such op logged after the last
+    compared one is where it starts (`added`, `after`: the node whose value it follows);
+    None when the outputs are within the rule or nothing was compared or covered."""
+    if last_compared is None \
+            or any(n not in covered for n in output_ancestors(target.exported)):
+        return None
+    expected = _user_outputs_eagerly(target.exported, eager)
+    actual = [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    actual = actual[len(actual) - len(expected):]
+    if not expected or len(actual) != len(expected):
+        return None
+    comparison = compare_outputs(expected, actual, rules)
+    if comparison.matched:
+        return None
+    position, judged = last_compared
+    added = [e for e in run.events[position + 1:] if not e.handles and e.delegate is None]
+    found = judged["found"]
+    follows = {"node": found.get("node") or judged["nodes"][-1],
+               "delegate": found.get("delegate")}
+    if not added:
+        raise NotLocalized(
+            f"every compared intermediate is within the rule, covering every computing node "
+            f"the outputs depend on, yet the program's outputs are off the rule "
+            f"({_statistics(comparison)['error']['margin']}); no runtime op ran after the "
+            f"last compared value ({follows['node']}) to blame")
+    return {"node": None, "target": added[0].name, "inputs": [], "source": None,
+            "module": None, **_statistics(comparison), "added": True, "after": follows,
+            "method": METHOD, "localized": True}
+
+
+def _user_outputs_eagerly(exported, eager: dict) -> list:
+    """The exported program's user outputs, from its eager intermediates."""
+    output = next(n for n in exported.graph.nodes if n.op == "output")
+    values = pytree.tree_leaves(output.args[0])
+    kinds = [spec.kind.name for spec in exported.graph_signature.output_specs]
+    found = [eager.get(v.name) if isinstance(v, torch.fx.Node) else v
+             for v, kind in zip(values, kinds, strict=False) if kind == "USER_OUTPUT"]
+    return [v for v in found if isinstance(v, torch.Tensor)]
 
 
 # How many nodes a reason names, at most.
@@ -728,13 +784,29 @@ class RuntimeEvent:
     handles: tuple
     outputs: list
     delegate: str | None     # the backend of a delegate call
+    name: str = ""           # the runtime's name of the op, e.g. `native_call_flip.out`
+
+
+@dataclass
+class RuntimeRun:
+    """What the ETDump run gave: its events (an op with no debug handle, which no node of
+    the edge program made, has `handles` ()), and the program's outputs."""
+
+    events: list
+    outputs: list
 
 
 def runtime_intermediates(target: Target, inputs: list,
                           earlier: list | tuple = ()) -> list[RuntimeEvent]:
+    """The events of `runtime_run`."""
+    return runtime_run(target, inputs, earlier).events
+
+
+def runtime_run(target: Target, inputs: list, earlier: list | tuple = ()) -> RuntimeRun:
     """Run the program with ETDump intermediate outputs on (after the `earlier` steps, on
     the same loaded method, for a stateful program); the last event of each set of debug
-    handles (an op decomposed into several keeps its final value), in execution order."""
+    handles (an op decomposed into several keeps its final value), and every op without
+    one, in execution order, and the program's outputs."""
     from executorch.devtools import Inspector
     from executorch.devtools.etrecord import ETRecord
     from executorch.runtime import Runtime
@@ -742,8 +814,9 @@ def runtime_intermediates(target: Target, inputs: list,
     size = _buffer_size(target.exported)
     program = Runtime.get().load_program(target.pte, enable_etdump=True, debug_buffer_size=size)
     method = program.load_method("forward")
+    outputs: list = []
     for step in [*earlier, inputs]:
-        method.execute(step)
+        outputs = list(method.execute(step))
     with tempfile.TemporaryDirectory(prefix="etsuite-localize-") as folder:
         etdump, debug = os.path.join(folder, "run.etdp"), os.path.join(folder, "debug.bin")
         program.write_etdump_result_to_file(etdump, debug)
@@ -761,17 +834,19 @@ def runtime_intermediates(target: Target, inputs: list,
     for block in inspector.event_blocks:
         for event in block.events:
             position += 1
-            if event.name == "OPERATOR_CALL" or not event.debug_data \
-                    or event.debug_handles is None or event.is_delegated_op:
+            if event.name == "OPERATOR_CALL" or not event.debug_data or event.is_delegated_op:
                 continue
-            handles = (event.debug_handles,) if isinstance(event.debug_handles, int) \
+            handles = () if event.debug_handles is None \
+                else (event.debug_handles,) if isinstance(event.debug_handles, int) \
                 else tuple(event.debug_handles)
             delegate = event.delegate_backend_name if event.name == "DELEGATE_CALL" else None
-            outputs = list(event.debug_data)
+            values = list(event.debug_data)
             if delegate is not None:  # a delegate call logs its inputs, then its outputs
-                outputs = outputs[len(outputs) - event.num_outputs:]
-            last[handles] = (position, RuntimeEvent(handles, outputs, delegate))
-    return [event for _, event in sorted(last.values(), key=lambda pair: pair[0])]
+                values = values[len(values) - event.num_outputs:]
+            key = handles or ("no handle", position)
+            last[key] = (position, RuntimeEvent(handles, values, delegate, str(event.name)))
+    return RuntimeRun([event for _, event in sorted(last.values(), key=lambda pair: pair[0])],
+                      outputs)
 
 
 @contextlib.contextmanager

@@ -64,6 +64,9 @@ def where_it_breaks(localization: dict | None) -> str | None:
     if not localization or not localization.get("localized"):
         return None
     delegate = localization.get("delegate")
+    if localization.get("added"):  # a runtime op no exported node made
+        follows = (localization.get("after") or {}).get("node")
+        return f"{localization.get('target')} (added by the lowering, after {follows})"
     if localization.get("node"):
         where = localization.get("source") or localization.get("module")
         return f"{localization.get('target')}" + (f" ({where})" if where else "") \
@@ -241,7 +244,12 @@ class Findings:
     # intermediates covered too little to decide: nothing compared, the first node off the
     # rule depending on nodes never compared, or `uncovered` computing nodes the outputs
     # depend on; a mismatch is then bisected, its record keeping the intermediates' in
-    # `tried`). The intermediates' records say how nodes were tied to the exported program:
+    # `tried`). When every compared node is within the rule, covering every computing
+    # node, yet the program's outputs are off, the first runtime op with no debug handle
+    # logged after the last compared value (one the lowering added, no exported node's):
+    # `added` (True), `node` None, `target` (the runtime's name of the op), `after`
+    # ({node, delegate}: the compared value it follows), `error` (the program's outputs').
+    # The intermediates' records say how nodes were tied to the exported program:
     # `matched_by` ("name" along the provenance chain, or "source": source line and module
     # path) for the named node, `matches` ({how: [nodes]}) for every compared one, and
     # `lowerings` (the program or its prefixes lowered to localize it, the minimal repro
@@ -354,7 +362,7 @@ RECORD_SHAPES = {
     "failed_step": _INTEGER, "step_ms": sh.Maybe(sh.ListOf(_SECONDS)), "state": _NAMES,
     "step_methods": sh.Maybe(sh.ListOf(sh.ANYTHING)),
     "localization": sh.Maybe(sh.Fields({
-        "localized": _FLAG, "reason": _NAMES, "boundary": sh.Maybe(sh.OBJECT),
+        "localized": _FLAG, "reason": _NAMES, "boundary": sh.Maybe(sh.OBJECT), "added": _FLAG,
         "repro": sh.Maybe(sh.Fields({
             "op": sh.TEXT, "folder": _NAMES, "reproduces": _FLAG,
             "subgraph": sh.Maybe(sh.Fields({"folder": _NAMES, "first": sh.TEXT,

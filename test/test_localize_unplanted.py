@@ -1,0 +1,86 @@
+"""Localizing bugs of classes the suite's own tests do not plant (test/planted_faults.py),
+the way a real lowering bug arrives, on the MLP of test_localize_copied.py (real export,
+lowering and execution, portable and XNNPACK):
+
+- `graph:fold:mul`: a constant folded wrongly. A pass inside
+  `to_edge_transform_and_lower` gives the copy's `mul` (`linear_1 * 3`) the constant 4.5.
+  The right answer is that `mul` node: its runtime output is the first off the rule.
+- `graph:permute_delegate_output`: the lowered graph reads the first delegate call's
+  output flipped along its last dimension (an `aten.flip` inserted after the call, with
+  no debug handle, as a lowering that gets the output's layout wrong at the call's boundary
+  would). The delegate's own output is right; the right answer is the op that consumes it
+  and changes it, the flip, which no exported node made: named as an op the lowering
+  added (`added`), after the value it follows (the delegate call's output, `softmax`).
+  Portable has no delegate call, so the plant changes nothing there: it passes."""
+
+import pytest
+
+from test_localize_copied import CASES
+
+pytestmark = pytest.mark.slow
+
+MUL_LINE = CASES.lstrip("\n").splitlines().index("        hidden = self.second(hidden) * 3") + 1
+
+
+@pytest.fixture
+def run_planted(pytester, run_suite, monkeypatch):
+    """run_planted(plant, *args): the MLP, ETSUITE_PLANT set, both flows."""
+    pytester.makepyfile(test_cases=CASES)
+
+    def run(plant: str):
+        monkeypatch.setenv("ETSUITE_PLANT", plant)
+        return run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
+                         "--flow", "portable", "--flow", "xnnpack")
+
+    return run
+
+
+def _record(run, flow: str) -> dict:
+    records = run.records(f"test_mlp[{flow}]")
+    assert len(records) == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    found = records[0]["localization"] or {}
+    print(f"{flow}: {records[0]['status']}, {found.get('node') or found.get('target')}, "
+          f"{found.get('seconds')} s, {found.get('lowerings')} lowerings, "
+          f"{found.get('reason')}")
+    return records[0]
+
+
+def test_a_constant_folded_wrongly_is_localized_to_its_op(run_planted):
+    run = run_planted("graph:fold:mul")
+    for flow in ("portable", "xnnpack"):
+        record = _record(run, flow)
+        assert record["status"] == "fail_mismatch", record
+        found = record["localization"]
+        assert found["localized"] is True, found
+        assert (found["node"], found["target"]) == ("mul", "aten.mul.Tensor"), found
+        assert found["source"] == f"test_cases.py:{MUL_LINE}", found
+        assert found["matched_by"] == "name", found
+        # what feeds it was compared, and agreed
+        assert {"linear", "relu", "linear_1"} <= set(found["matches"]["name"]), found
+        if flow == "xnnpack":  # the whole MLP is one delegate call: split, then named
+            assert found["method"] == "intermediates, one node per delegate call", found
+            assert found["delegate"] == "XnnpackBackend", found
+            assert found["lowerings"] == 2, found
+        else:
+            assert found["method"] == "intermediates", found
+            assert found["lowerings"] == 1, found
+
+
+def test_a_permuted_delegate_output_is_localized_to_the_op_that_reads_it(run_planted):
+    run = run_planted("graph:permute_delegate_output")
+    record = _record(run, "xnnpack")
+    assert record["status"] == "fail_mismatch", record
+    found = record["localization"]
+    assert found["localized"] is True, found
+    assert found["method"] == "intermediates", found
+    # the delegate call's own output was compared and is within the rule ...
+    assert found["matches"] == {"name": ["softmax"]}, found
+    # ... and the op after it, which no exported node made, changed it
+    assert found["added"] is True and found["node"] is None, found
+    assert "flip" in found["target"], found
+    assert found["after"] == {"node": "softmax", "delegate": "XnnpackBackend"}, found
+    assert found["error"]["error_ratio"] > 1, found
+    assert found["lowerings"] == 1, found
+    # portable: no delegate call, nothing permuted
+    record = _record(run, "portable")
+    assert record["status"] == "pass" and record["localization"] is None, record
