@@ -84,3 +84,41 @@ def test_a_permuted_delegate_output_is_localized_to_the_op_that_reads_it(run_pla
     # portable: no delegate call, nothing permuted
     record = _record(run, "portable")
     assert record["status"] == "pass" and record["localization"] is None, record
+
+
+HALF_CASES = CASES.replace("    test_runner.lower_and_run_model(ThreeLayers(), (torch.randn(4, 16),))",
+                           "    test_runner.lower_and_run_model(ThreeLayers().half(), "
+                           "(torch.randn(4, 16).half(),))")
+
+
+def test_float16_intermediates_unreadable_are_said_per_op_and_bisection_goes_on(
+        pytester, run_suite, monkeypatch):
+    """The MLP in float16 on portable, its tanh computed as a sigmoid (graph:swap). This
+    executorch's ETDump of a run that logs float16 values is malformed (`flatc` exits 1:
+    "string contains non-utf8 bytes"; the same program in float32 reads), so no
+    intermediate can be read: each float16 op's value is named unreadable, with why, and
+    nothing compared is "could not compare", after which bisection over graph prefixes
+    (which judges each prefix's own outputs, no ETDump) names the tanh. Before, the
+    record was "not localized: CalledProcessError: ..." and nothing else was tried."""
+    assert HALF_CASES != CASES
+    pytester.makepyfile(test_cases=HALF_CASES)
+    monkeypatch.setenv("ETSUITE_PLANT", "graph:swap:tanh:sigmoid")
+    run = run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
+                    "--flow", "portable")
+    record = _record(run, "portable")
+    assert record["status"] == "fail_mismatch", record
+    found = record["localization"]
+    (tried,) = found["tried"]
+    assert tried["method"] == "intermediates" and tried["compared"] == 0, tried
+    assert tried["reason"].startswith(
+        "could not compare: the runtime's ETDump could not be read"), tried
+    notes = {note["node"]: note for note in tried["unreadable"]}
+    assert {"linear", "relu", "linear_1", "mul", "tanh", "linear_2", "softmax"} <= set(notes)
+    assert notes["tanh"]["op"] == "aten.tanh.default", notes
+    assert notes["tanh"]["why"] == ("its float16 value was unreadable: the ETDump of the run "
+                                    "could not be read (CalledProcessError: flatc exited with "
+                                    "status 1)"), notes
+    assert found["method"] == "bisection over graph prefixes", found
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default"), found
+    assert found["lowerings"] == 1 + found["attempts"], found

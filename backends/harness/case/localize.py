@@ -68,6 +68,47 @@ class NotLocalized(Exception):
     """Why a mismatch cannot be localized; the message follows "not localized: "."""
 
 
+# Dtypes whose logged values this executorch's ETDump cannot give back: with one of them
+# among the intermediates, the ETDump it writes is malformed (checked on executorch 1.5.1:
+# a float16 MLP on portable; `flatc` exits 1, "string contains non-utf8 bytes", and
+# segfaults when told to allow them), while the same program in float32 reads.
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+class Unreadable(Exception):
+    """The ETDump of the run could not be read, so no intermediate was: which ops' values
+    were unreadable and why (`notes`, one per exported op whose output is of a half dtype,
+    none when no op's is), for "could not compare" and the next method."""
+
+    def __init__(self, exported, error: BaseException):
+        command = getattr(error, "cmd", None)
+        if isinstance(command, (list, tuple)) and command:  # a tool's long command line
+            why = (f"{type(error).__name__}: {os.path.basename(str(command[0]))} exited with "
+                   f"status {getattr(error, 'returncode', '?')}")
+        else:
+            why = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+        self.why = why
+        self.notes = [{"op": str(node.target), "node": node.name,
+                       "why": f"its {dtype} value was unreadable: the ETDump of the run "
+                              f"could not be read ({why})"}
+                      for node, dtype in _half_outputs(exported)]
+        super().__init__(why)
+
+
+def _half_outputs(exported) -> list:
+    """The exported program's ops with an output of a half dtype, in graph order, and that
+    dtype's name."""
+    found = []
+    for node in exported.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        dtypes = {v.dtype for v in flatten_tensors(node.meta.get("val"))
+                  if isinstance(v, torch.Tensor) and v.dtype in HALF_DTYPES}
+        if dtypes:
+            found.append((node, str(sorted(dtypes, key=str)[0]).removeprefix("torch.")))
+    return found
+
+
 @dataclass
 class DelegateCall:
     """One call_delegate node of the edge program: its backend, the debug handles of the
@@ -560,6 +601,16 @@ def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
         return _nothing_off_the_rule(target, len(events), compared, covered, matches, started)
     except NotLocalized as why:
         return {**not_localized(str(why), started, compared), "matches": matches}
+    except Unreadable as unreadable:
+        # No value of the run could be read: nothing compared is no verdict, and the next
+        # method (bisection, which judges each prefix's own outputs) goes on.
+        halves = [note["node"] for note in unreadable.notes]
+        shown = ", ".join(halves[:NAMED]) + (", ..." if len(halves) > NAMED else "")
+        held = (f"; {len(halves)} of its ops output float16 or bfloat16 values ({shown}), "
+                f"which this executorch's ETDump cannot give back") if halves else ""
+        return {**could_not_compare(f"the runtime's ETDump could not be read "
+                                    f"({unreadable.why}){held}", started, compared),
+                "matches": matches, "unreadable": unreadable.notes}
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         return {**not_localized(text, started, compared), "matches": matches}
@@ -827,8 +878,14 @@ def runtime_run(target: Target, inputs: list, earlier: list | tuple = ()) -> Run
             _debug_handle_map=_json(target.maps.debug_handles),
             _delegate_map=_json(target.maps.delegates),
             _instruction_id_to_num_outs_map=_json(target.maps.outputs))
-        with _last_iteration_only(bool(earlier)):
-            inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug, etrecord=record)
+        try:
+            with _last_iteration_only(bool(earlier)):
+                inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug,
+                                      etrecord=record)
+        except NotLocalized:
+            raise
+        except Exception as error:  # noqa: BLE001 - said per op, and the next method goes on
+            raise Unreadable(target.exported, error) from error
     last: dict[tuple, tuple[int, RuntimeEvent]] = {}
     position = 0
     for block in inspector.event_blocks:

@@ -249,6 +249,10 @@ class Findings:
     # logged after the last compared value (one the lowering added, no exported node's):
     # `added` (True), `node` None, `target` (the runtime's name of the op), `after`
     # ({node, delegate}: the compared value it follows), `error` (the program's outputs').
+    # When the run's ETDump could not be read (executorch 1.5.1 writes a malformed one
+    # once it logs a float16 value), the intermediates' "could not compare" has
+    # `unreadable` ([{op, node, why}]: each exported op with a float16 or bfloat16 output,
+    # "its float16 value was unreadable: <why>"), and bisection goes on.
     # The intermediates' records say how nodes were tied to the exported program:
     # `matched_by` ("name" along the provenance chain, or "source": source line and module
     # path) for the named node, `matches` ({how: [nodes]}) for every compared one, and
