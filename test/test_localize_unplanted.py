@@ -13,6 +13,9 @@ lowering and execution, portable and XNNPACK):
   added (`added`), after the value it follows (the delegate call's output, `softmax`).
   Portable has no delegate call, so the plant changes nothing there: it passes."""
 
+import json
+import os
+
 import pytest
 
 from test_localize_copied import CASES
@@ -39,6 +42,11 @@ def _record(run, flow: str) -> dict:
     records = run.records(f"test_mlp[{flow}]")
     assert len(records) == 1, run.stdout[-3000:] + run.stderr[-3000:]
     found = records[0]["localization"] or {}
+    log = os.environ.get("ETSUITE_UNPLANTED_LOG")  # where the figures are written, if asked
+    if log:
+        with open(log, "a") as figures:
+            figures.write(json.dumps({"flow": flow, "status": records[0]["status"],
+                                      "localization": found}) + "\n")
     print(f"{flow}: {records[0]['status']}, {found.get('node') or found.get('target')}, "
           f"{found.get('seconds')} s, {found.get('lowerings')} lowerings, "
           f"{found.get('reason')}")
@@ -122,3 +130,48 @@ def test_float16_intermediates_unreadable_are_said_per_op_and_bisection_goes_on(
     assert found["localized"] is True, found
     assert (found["node"], found["target"]) == ("tanh", "aten.tanh.default"), found
     assert found["lowerings"] == 1 + found["attempts"], found
+
+
+TWO_CALLS = """
+import torch
+
+
+class TwoCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(16, 32)
+        self.second = torch.nn.Linear(32, 32)
+        self.third = torch.nn.Linear(32, 32)
+        self.fourth = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        hidden = torch.relu(self.second(torch.relu(self.first(x))))
+        hidden = torch.cumsum(hidden, -1)
+        hidden = torch.tanh(self.third(hidden) * 3)
+        return torch.softmax(self.fourth(hidden), -1)
+
+
+def test_mlp(test_runner):
+    test_runner.lower_and_run_model(TwoCalls(), (torch.randn(4, 16),))
+"""
+
+
+def test_only_the_culprit_partition_is_split(pytester, run_suite, monkeypatch):
+    """Two XNNPACK delegate calls (linear, relu, linear, relu | cumsum on portable |
+    linear, mul, tanh, linear, softmax), the mul's constant folded wrongly: the second
+    call is the first off the rule, and only its partition is lowered again one node per
+    call (5 calls), the first staying whole (1): 6 delegate calls, not 9."""
+    pytester.makepyfile(test_cases=TWO_CALLS)
+    monkeypatch.setenv("ETSUITE_PLANT", "graph:fold:mul")
+    run = run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
+                    "--flow", "xnnpack")
+    record = _record(run, "xnnpack")
+    assert record["status"] == "fail_mismatch", record
+    found = record["localization"]
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("mul", "aten.mul.Tensor"), found
+    assert found["method"] == "intermediates, one node per delegate call", found
+    assert found["within"]["nodes"] == 5, found
+    assert found["split_calls"] == 6, found
+    assert found["lowerings"] == 2, found
+    assert "_inside" not in found, found

@@ -18,9 +18,11 @@ not cover every computing node the outputs depend on, the answer is "could not c
 
 A delegate is one opaque row. When a delegate call is the first to leave the rule, the
 program is lowered again with the partitioner's choice split one node per delegate call
-(`one_node_per_partition`): every delegated node's output is then a delegate call's output,
-which ETDump logs, so the first one off the rule is that node ("one node per delegate
-call"). When that lowering fails or no longer fails the rule, the record names the
+(`one_node_per_partition`), in that call's partition only (the other partitions stay
+whole, so a large program's split compiles as many calls as the culprit has nodes, plus
+one per other partition: `split_calls`): every node of the culprit's is then a delegate
+call's output, which ETDump logs, so the first one off the rule is that node ("one node
+per delegate call"). When that lowering fails or no longer fails the rule, the record names the
 delegate call and the exported nodes it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
 so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
@@ -296,8 +298,11 @@ def _delegate_call(module, node) -> tuple[DelegateCall, object]:
     """The delegate call and the graph module of what it took."""
     lowered = getattr(module, node.args[0].target)
     inner = lowered.original_module.graph_module
+    # the handles of the ops it computes: a placeholder of its graph carries the handle
+    # of the op outside that feeds it (a portable op between two calls), not the call's
     handles = frozenset(n.meta["debug_handle"] for n in inner.graph.nodes
-                        if isinstance(n.meta.get("debug_handle"), int))
+                        if n.op == "call_function"
+                        and isinstance(n.meta.get("debug_handle"), int))
     outputs = sorted((user.args[1], user.meta.get("debug_handle")) for user in node.users
                      if getattr(user.target, "__name__", "") == "getitem")
     call = DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs])
@@ -345,14 +350,20 @@ class Target:
     maps: ProgramMaps
 
 
-def one_node_per_partition(inner):
+def one_node_per_partition(inner, only: set | None = None, exported=None):
     """A partitioner that delegates what `inner` delegates, one node per partition: each
     delegated op becomes its own delegate call. A getitem goes with the node it reads, a
     dequantize, or an op on constants only (a weight's), with the op it feeds and a
     quantize with the op it follows (a quantized pattern stays whole), a tagged constant
-    with the first node that uses it.
+    with the first node that uses it. With `only` (exported node names) and `exported`,
+    the culprit first: only the partitions holding one of those nodes (tied to them by
+    name along the provenance chain, or source) are split, the others stay whole, so the
+    lowering compiles one call per node of the culprit partition, not of the program
+    (all are split when none is found).
     (Made on first use: executorch is imported only once a program is lowered.)"""
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
+
+    index = ExportedIndex.of(exported) if only and exported is not None else None
 
     class OneNodePerPartition(Partitioner):
         def __init__(self):
@@ -369,6 +380,15 @@ def one_node_per_partition(inner):
             tagged = [n for n in graph.nodes
                       if n.op == "call_function" and n.meta.get("delegation_tag") is not None]
             weights = _constant_nodes(exported_program)
+            culprits = None if index is None else {
+                n.meta["delegation_tag"] for n in tagged
+                if set(index.by_name(n) or index.by_source(n)) & set(only or ())} or None
+            if culprits is not None:  # the other partitions stay whole
+                for node in tagged:
+                    tag = node.meta["delegation_tag"]
+                    if tag not in culprits:
+                        tags[tag] = result.partition_tags[tag]
+                tagged = [n for n in tagged if n.meta["delegation_tag"] in culprits]
             for node in tagged:  # each computing op its own partition
                 if node.target is operator.getitem or _is_qdq(node) or node in weights:
                     continue
@@ -395,7 +415,8 @@ def one_node_per_partition(inner):
                 else:
                     del node.meta["delegation_tag"]
             for node in graph.nodes:
-                if node.meta.get("delegation_tag") is not None and node.op != "call_function":
+                if node.meta.get("delegation_tag") is not None and node.op != "call_function" \
+                        and (culprits is None or node.meta["delegation_tag"] in culprits):
                     user = next((u for u in node.users if u in own), None)
                     if user is None:
                         del node.meta["delegation_tag"]
@@ -498,16 +519,19 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
 
 
 SPLIT = "one node per delegate call"
+# A delegate call's exported nodes, kept by `localize` for `localize_deep`'s split only.
+INSIDE = "_inside"
 
 
 def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[[], Target] | None = None,
+                  budget: float, split: Callable[[set], Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
     found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    culprit = found.pop(INSIDE, None)
     found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
@@ -515,8 +539,12 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
         return found
     found["lowerings"] = 2
     try:
-        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
+        # the culprit call's partition split, the others whole
+        program = split(set(culprit or ()))
+        found["split_calls"] = len(program.lineage.delegates)
+        inner = localize(program, runtime, inputs, rules, budget - (time.monotonic() - started),
                          repro, earlier)
+        inner.pop(INSIDE, None)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
         inner = not_localized(f"lowering one node per delegate call failed: "
                               f"{type(error).__name__}: {error}".splitlines()[0][:300], started)
@@ -532,6 +560,7 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     for how, names in inner.get("matches", {}).items():
         matches[how] = [*matches.get(how, []), *(n for n in names if n not in matches.get(how, []))]
     inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
+                 split_calls=found.get("split_calls"),
                  compared=found["compared"] + inner["compared"], matches=matches,
                  lowerings=2, seconds=round(time.monotonic() - started, 3))
     return inner
@@ -1012,6 +1041,7 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
              "node": None, **_statistics(comparison)}
     computing = [name for name in call.computing if name in nodes]
     how = lineage.how(call.output_handles, compared)
+    found[INSIDE] = [*computing, *(n for n in inside if n not in computing)]
     if len(computing) == 1:  # a call of one op (besides q/dq): that op is the node
         found.update(_describe(nodes[computing[0]], comparison))
         found["boundary"] = {"first": computing[0], "last": computing[0], "nodes": 1}

@@ -239,7 +239,9 @@ class Findings:
     # statistics against its bound, as in `outputs`, plus `margin`); for a delegate call,
     # `delegate` (its backend id) and `boundary` ({first, last, nodes}: the exported nodes
     # it took), and, once the program lowered one node per delegate call named the node,
-    # `within` (the first call's boundary) or else `inside` (why not); when not localized,
+    # `within` (the first call's boundary) or else `inside` (why not), and `split_calls`
+    # (the delegate calls of that lowering: only the culprit call's partition is split,
+    # one call per node, the other partitions stay whole); when not localized,
     # `reason` ("not localized: <why>", or "could not compare: <why>" when the
     # intermediates covered too little to decide: nothing compared, the first node off the
     # rule depending on nodes never compared, or `uncovered` computing nodes the outputs
