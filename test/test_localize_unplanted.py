@@ -175,3 +175,47 @@ def test_only_the_culprit_partition_is_split(pytester, run_suite, monkeypatch):
     assert found["split_calls"] == 6, found
     assert found["lowerings"] == 2, found
     assert "_inside" not in found, found
+
+
+DEEP = """
+import torch
+
+
+class Deep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(16, 16) for _ in range(5))
+        self.last = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        x = torch.tanh(x * 3)
+        return torch.softmax(self.last(x), -1)
+
+
+def test_mlp(test_runner):
+    test_runner.lower_and_run_model(Deep(), (torch.randn(4, 16),))
+"""
+
+
+def test_a_large_culprit_partition_is_halved_before_it_is_split(pytester, run_suite,
+                                                               monkeypatch):
+    """One XNNPACK call of 14 computing nodes (5 x linear, relu; mul, tanh, linear,
+    softmax), the mul's constant folded wrongly: more than HALVING_ABOVE (8), so the
+    partition is lowered as two calls of 7 first, the second is off the rule, and only
+    its 7 nodes are then split one per call, the first 7 staying one call: 3 lowerings,
+    8 delegate calls in the last (not 14)."""
+    pytester.makepyfile(test_cases=DEEP)
+    monkeypatch.setenv("ETSUITE_PLANT", "graph:fold:mul")
+    run = run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
+                    "--flow", "xnnpack")
+    record = _record(run, "xnnpack")
+    assert record["status"] == "fail_mismatch", record
+    found = record["localization"]
+    assert found["localized"] is True, found
+    assert (found["node"], found["target"]) == ("mul", "aten.mul.Tensor"), found
+    assert found["method"] == "intermediates, one node per delegate call", found
+    assert found["within"]["nodes"] == 14, found
+    assert found["lowerings"] == 3, found
+    assert found["split_calls"] == 8, found

@@ -20,10 +20,12 @@ A delegate is one opaque row. When a delegate call is the first to leave the rul
 program is lowered again with the partitioner's choice split one node per delegate call
 (`one_node_per_partition`), in that call's partition only (the other partitions stay
 whole, so a large program's split compiles as many calls as the culprit has nodes, plus
-one per other partition: `split_calls`): every node of the culprit's is then a delegate
-call's output, which ETDump logs, so the first one off the rule is that node ("one node
-per delegate call"). When that lowering fails or no longer fails the rule, the record names the
-delegate call and the exported nodes it took, and says why it went no further.
+one per other partition: `split_calls`; a culprit of more than `HALVING_ABOVE` nodes is
+halved first, a lowering per halving, so the calls grow with log2 of its nodes): every
+node of the culprit's is then a delegate call's output, which ETDump logs, so the first
+one off the rule is that node ("one node per delegate call"). When that lowering fails
+or no longer fails the rule, the record names the delegate call and the exported nodes
+it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
 so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
 "not localized: ..." and the subtest keeps the status it had.
@@ -350,7 +352,8 @@ class Target:
     maps: ProgramMaps
 
 
-def one_node_per_partition(inner, only: set | None = None, exported=None):
+def one_node_per_partition(inner, only: set | None = None, exported=None,
+                           groups: dict | None = None):
     """A partitioner that delegates what `inner` delegates, one node per partition: each
     delegated op becomes its own delegate call. A getitem goes with the node it reads, a
     dequantize, or an op on constants only (a weight's), with the op it feeds and a
@@ -359,7 +362,8 @@ def one_node_per_partition(inner, only: set | None = None, exported=None):
     the culprit first: only the partitions holding one of those nodes (tied to them by
     name along the provenance chain, or source) are split, the others stay whole, so the
     lowering compiles one call per node of the culprit partition, not of the program
-    (all are split when none is found).
+    (all are split when none is found). With `groups` too (exported node name -> label),
+    a culprit node of a labelled name goes in one call per label instead of its own.
     (Made on first use: executorch is imported only once a program is lowered.)"""
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
 
@@ -389,10 +393,13 @@ def one_node_per_partition(inner, only: set | None = None, exported=None):
                     if tag not in culprits:
                         tags[tag] = result.partition_tags[tag]
                 tagged = [n for n in tagged if n.meta["delegation_tag"] in culprits]
-            for node in tagged:  # each computing op its own partition
+            for node in tagged:  # each computing op its own partition (or its group's)
                 if node.target is operator.getitem or _is_qdq(node) or node in weights:
                     continue
-                own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}"
+                label = next((groups[n] for n in index.by_name(node) or index.by_source(node)
+                              if n in groups), None) if groups and index is not None else None
+                own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}" if label is None \
+                    else f"{node.meta['delegation_tag']}_{label}"
                 tags[own[node]] = result.partition_tags[node.meta["delegation_tag"]]
             # q/dq with the op they belong to, a getitem with its source; twice, so that
             # a quantize whose partition is its dequantize's finds it the second time
@@ -524,7 +531,7 @@ INSIDE = "_inside"
 
 
 def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[[set], Target] | None = None,
+                  budget: float, split: Callable[..., Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
@@ -539,8 +546,14 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
         return found
     found["lowerings"] = 2
     try:
-        # the culprit call's partition split, the others whole
-        program = split(set(culprit or ()))
+        # the culprit call's partition split, the others whole; a large one halved first
+        order = {n.name: i for i, n in enumerate(target.exported.graph.nodes)}
+        whole = sorted(set(culprit or ()) & set(order), key=order.__getitem__)
+        names, lowerings, halving = _halved(whole, target, runtime, inputs, rules, split,
+                                            budget - (time.monotonic() - started), earlier)
+        found["compared"] += halving
+        found["lowerings"] = 2 + lowerings  # the program, the halvings, the split
+        program = split(set(whole), _around(whole, names))
         found["split_calls"] = len(program.lineage.delegates)
         inner = localize(program, runtime, inputs, rules, budget - (time.monotonic() - started),
                          repro, earlier)
@@ -562,8 +575,54 @@ def localize_deep(target: Target, runtime, inputs: list, rules: RuleBook | Toler
     inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
                  split_calls=found.get("split_calls"),
                  compared=found["compared"] + inner["compared"], matches=matches,
-                 lowerings=2, seconds=round(time.monotonic() - started, 3))
+                 lowerings=found["lowerings"], seconds=round(time.monotonic() - started, 3))
     return inner
+
+
+# A culprit partition of more computing nodes than this is halved (lowered as two calls,
+# the half whose call is first off the rule kept) until it has this many at most, then
+# split one node per call: log2(nodes) lowerings of a few calls each, not one of a call
+# per node.
+HALVING_ABOVE = 8
+
+
+def _around(whole: list, names: list) -> dict:
+    """Groups for `one_node_per_partition`: the culprit partition's nodes before `names`
+    one call, those after another, `names` one call each (a contiguous run of a
+    topological order, so each group is a valid partition)."""
+    if len(names) == len(whole):
+        return {}
+    first, last = whole.index(names[0]), whole.index(names[-1])
+    return {**{n: "before" for n in whole[:first]}, **{n: "after" for n in whole[last + 1:]}}
+
+
+def _halved(whole: list, target: Target, runtime, inputs: list, rules, split, budget: float,
+            earlier) -> tuple[list, int, int]:
+    """The run of the culprit partition's nodes (in graph order) that holds the first
+    node off the rule, narrowed by halves while it has more than HALVING_ABOVE; the
+    lowerings that took and the values they compared. Stops where a halving's answer is
+    not one of its two halves."""
+    started = time.monotonic()
+    names, lowerings, compared = whole, 0, 0
+    while len(names) > HALVING_ABOVE and time.monotonic() - started < budget:
+        middle = len(names) // 2
+        first, second = names[:middle], names[middle:]
+        groups = {**_around(whole, names), **{n: "first_half" for n in first},
+                  **{n: "second_half" for n in second}}
+        lowerings += 1
+        answer = localize(split(set(whole), groups), runtime, inputs, rules,
+                          budget - (time.monotonic() - started), None, earlier)
+        inside = set(answer.pop(INSIDE, None) or ())
+        compared += answer.get("compared", 0)
+        if not answer.get("localized") or not inside:
+            break
+        if inside <= set(first):
+            names = first
+        elif inside <= set(second):
+            names = second
+        else:
+            break
+    return names, lowerings, compared
 
 
 def localize(target: Target, runtime, inputs: list, rules: RuleBook | Tolerance,

@@ -259,7 +259,8 @@ class Findings:
     # `matched_by` ("name" along the provenance chain, or "source": source line and module
     # path) for the named node, `matches` ({how: [nodes]}) for every compared one, and
     # `lowerings` (the program or its prefixes lowered to localize it, the minimal repro
-    # aside: 1, 2 with the split, plus the bisection's attempts). With a node named,
+    # aside: 1, 2 with the split, one more per halving of a culprit partition of more than
+    # 8 nodes, plus the bisection's attempts). With a node named,
     # `repro`: that op lowered alone on its captured inputs (case/repro.py): {op, status,
     # reproduces (None: the op alone could not be exported or lowered), folder
     # (reports/repros/..., None past the cap)};
