@@ -17,6 +17,18 @@ the quantized verdicts (case/fidelity.py). A pytest plugin: `-p planted_faults` 
   source metadata (stack traces, module paths) would;
 - `graph:swap_bare:A:B`  the same, the stack traces and module paths lost too
   (`stack_trace`, `nn_module_stack`): a graph rebuilt without its metadata;
+- `graph:fold:OP`        the same pass folds a constant wrongly: the first `aten.OP` node
+  (`graph:fold:mul`: `aten.mul.*`) one of whose operands is a constant (a number in the
+  graph, or a parameter, buffer or lifted constant) gets that constant times 1.5, the
+  node keeping its name and metadata, as a constant-folding pass that computed the
+  folded value wrongly would;
+- `graph:permute_delegate_output`  after `to_edge_transform_and_lower` has lowered the
+  program, the lowered graph reads the first delegate call's first output flipped along
+  its last dimension (an `aten.flip` inserted between the call's getitem and its users,
+  with no debug handle: an op no exported node made), as a lowering that gets a
+  delegate's output layout wrong at the call's boundary would (a missing or wrong
+  permute back from the backend's memory format); a program with no delegate call is
+  left as it is;
 - `runtime:zero_point:K` `executorch.runtime.Method.execute` moves every float output by K
   steps of its grid (the smallest gap between its distinct values);
 - `runtime:multiplier:G` the same scales every float output by G;
@@ -115,6 +127,63 @@ def planted_copy(exported, kind: str, amount: float):
     return program
 
 
+def _number_args(node) -> list[int]:
+    return [i for i, a in enumerate(node.args)
+            if isinstance(a, (int, float)) and not isinstance(a, bool)]
+
+
+def folded_copy(exported, op: str, factor: float = 1.5):
+    """A deep copy of `exported` whose first `aten.<op>` node with a constant operand has
+    that constant times `factor` (see the module docstring); a copy unchanged when the
+    program has no such node."""
+    program = copy.deepcopy(exported)
+    signature = program.graph_signature
+    constants = {*signature.inputs_to_parameters, *signature.inputs_to_buffers,
+                 *signature.inputs_to_lifted_tensor_constants}
+    for node in program.graph.nodes:
+        if node.op != "call_function" or not str(node.target).startswith(f"aten.{op}."):
+            continue
+        numbers = _number_args(node)
+        if numbers:
+            node.update_arg(numbers[0], node.args[numbers[0]] * factor)
+            break
+        held = [a for a in node.args if getattr(a, "op", None) == "placeholder"
+                and a.name in constants]
+        if held:
+            table, key = _tensor_of(program, held[0])
+            table[key].data.mul_(factor)  # the copy's own tensor
+            break
+    program.graph_module.recompile()
+    return program
+
+
+def permuted_delegate_output(edge):
+    """`edge` (an EdgeProgramManager, changed in place): its first delegate call's first
+    output read flipped along its last dimension by every user (see the module
+    docstring)."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    program = edge.exported_program()
+    graph = program.graph
+    call = next((n for n in graph.nodes if n.op == "call_function"
+                 and getattr(n.target, "__name__", "") == "executorch_call_delegate"), None)
+    if call is None:
+        return edge
+    first = next((u for u in call.users if u.args[1] == 0), None)
+    if first is None:
+        return edge
+    with graph.inserting_after(first):
+        flipped = graph.call_function(exir_ops.edge.aten.flip.default, (first, [-1]))
+    first.replace_all_uses_with(flipped, delete_user_cb=lambda user: user is not flipped)
+    value = first.meta.get("val")
+    flipped.meta["val"] = value.flip(-1) if value is not None else None
+    for key in ("stack_trace", "nn_module_stack"):
+        if key in first.meta:
+            flipped.meta[key] = first.meta[key]
+    program.graph_module.recompile()
+    return edge
+
+
 def _grid_step(values):
     import torch
 
@@ -147,7 +216,22 @@ def planted_outputs(outputs: list, kind: str, amount: float) -> list:
 
 def _install(plant: str) -> None:
     layer, kind, *rest = plant.split(":")
-    if layer == "graph" and kind in ("swap", "swap_renamed", "swap_bare"):
+    if layer == "graph" and kind == "permute_delegate_output":
+        import executorch.exir as exir
+
+        lower = exir.to_edge_transform_and_lower
+
+        def lowering_then_permuted(programs, *args, **kwargs):
+            return permuted_delegate_output(lower(programs, *args, **kwargs))
+
+        exir.to_edge_transform_and_lower = lowering_then_permuted
+        return
+    if layer == "graph" and kind == "fold":
+        (op,) = rest
+
+        def fault(program):
+            return folded_copy(program, op)
+    elif layer == "graph" and kind in ("swap", "swap_renamed", "swap_bare"):
         old, new = rest
 
         def fault(program):

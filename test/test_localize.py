@@ -221,7 +221,7 @@ def test_a_delegate_that_cannot_be_split_is_named_with_its_boundary(monkeypatch)
     from etsuite.backends.harness.case.pipeline import run_pipeline
     from etsuite.backends.xnnpack.flows import XNNPACK
 
-    def refuse(inner):
+    def refuse(inner, *rest):
         raise RuntimeError("no splitting here")
 
     monkeypatch.setattr(localize, "one_node_per_partition", refuse)

@@ -241,3 +241,17 @@ def test_the_delegation_share_per_subtest_and_where_the_delegate_is_not_primary(
     (section,) = coverage.markdown(SimpleNamespace(results=[whole, little]), [("b", "x")])
     text = str(section.render_items(section.items))  # (the table, its notes)
     assert "66.7 %" in text and "1: `little[x]` 33.3 %" in text, text
+
+
+def test_an_op_the_lowering_added_is_named_as_such():
+    """A failure localized to a runtime op no exported node made (`added`, e.g. a flip
+    after a delegate call): named by its runtime op, after the value it follows, and
+    grouped by that op, never as "inside delegate None"."""
+    from etsuite.backends.harness.contract.record import where_it_breaks
+    from etsuite.backends.harness.contract.statuses import Status
+
+    found = {"localized": True, "node": None, "added": True, "target": "native_call_flip.out",
+             "after": {"node": "softmax", "delegate": "XnnpackBackend"}}
+    assert where_it_breaks(found) == "native_call_flip.out (added by the lowering, after softmax)"
+    failure = tally.Failure(None, Status.FAIL_MISMATCH, "compare", 0, "off", found)  # type: ignore[arg-type]
+    assert failure.place == "native_call_flip.out"

@@ -210,7 +210,7 @@ class Failure:
         found = self.localization
         if not found or not found.get("localized"):
             return None
-        if found.get("node"):
+        if found.get("node") or found.get("added"):  # added: an op the lowering added
             return str(found.get("target"))
         return f"inside delegate {found.get('delegate')}"
 

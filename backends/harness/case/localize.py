@@ -18,10 +18,14 @@ not cover every computing node the outputs depend on, the answer is "could not c
 
 A delegate is one opaque row. When a delegate call is the first to leave the rule, the
 program is lowered again with the partitioner's choice split one node per delegate call
-(`one_node_per_partition`): every delegated node's output is then a delegate call's output,
-which ETDump logs, so the first one off the rule is that node ("one node per delegate
-call"). When that lowering fails or no longer fails the rule, the record names the
-delegate call and the exported nodes it took, and says why it went no further.
+(`one_node_per_partition`), in that call's partition only (the other partitions stay
+whole, so a large program's split compiles as many calls as the culprit has nodes, plus
+one per other partition: `split_calls`; a culprit of more than `HALVING_ABOVE` nodes is
+halved first, a lowering per halving, so the calls grow with log2 of its nodes): every
+node of the culprit's is then a delegate call's output, which ETDump logs, so the first
+one off the rule is that node ("one node per delegate call"). When that lowering fails
+or no longer fails the rule, the record names the delegate call and the exported nodes
+it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
 so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
 "not localized: ..." and the subtest keeps the status it had.
@@ -66,6 +70,47 @@ QUANTIZATION_ERROR = ("{} against the fake-quantized program (the quantized grap
 
 class NotLocalized(Exception):
     """Why a mismatch cannot be localized; the message follows "not localized: "."""
+
+
+# Dtypes whose logged values this executorch's ETDump cannot give back: with one of them
+# among the intermediates, the ETDump it writes is malformed (checked on executorch 1.5.1:
+# a float16 MLP on portable; `flatc` exits 1, "string contains non-utf8 bytes", and
+# segfaults when told to allow them), while the same program in float32 reads.
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+class Unreadable(Exception):
+    """The ETDump of the run could not be read, so no intermediate was: which ops' values
+    were unreadable and why (`notes`, one per exported op whose output is of a half dtype,
+    none when no op's is), for "could not compare" and the next method."""
+
+    def __init__(self, exported: Any, error: BaseException) -> None:
+        command = getattr(error, "cmd", None)
+        if isinstance(command, (list, tuple)) and command:  # a tool's long command line
+            why = (f"{type(error).__name__}: {os.path.basename(str(command[0]))} exited with "
+                   f"status {getattr(error, 'returncode', '?')}")
+        else:
+            why = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+        self.why = why
+        self.notes = [{"op": str(node.target), "node": node.name,
+                       "why": f"its {dtype} value was unreadable: the ETDump of the run "
+                              f"could not be read ({why})"}
+                      for node, dtype in _half_outputs(exported)]
+        super().__init__(why)
+
+
+def _half_outputs(exported: Any) -> list:
+    """The exported program's ops with an output of a half dtype, in graph order, and that
+    dtype's name."""
+    found = []
+    for node in exported.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        dtypes = {v.dtype for v in flatten_tensors(node.meta.get("val"))
+                  if isinstance(v, torch.Tensor) and v.dtype in HALF_DTYPES}
+        if dtypes:
+            found.append((node, str(sorted(dtypes, key=str)[0]).removeprefix("torch.")))
+    return found
 
 
 @dataclass
@@ -255,8 +300,11 @@ def _delegate_call(module: Any, node: torch.fx.Node) -> tuple[DelegateCall, obje
     """The delegate call and the graph module of what it took."""
     lowered = getattr(module, node.args[0].target)
     inner = lowered.original_module.graph_module
+    # the handles of the ops it computes: a placeholder of its graph carries the handle
+    # of the op outside that feeds it (a portable op between two calls), not the call's
     handles = frozenset(n.meta["debug_handle"] for n in inner.graph.nodes
-                        if isinstance(n.meta.get("debug_handle"), int))
+                        if n.op == "call_function"
+                        and isinstance(n.meta.get("debug_handle"), int))
     outputs = sorted((user.args[1], user.meta.get("debug_handle")) for user in node.users
                      if getattr(user.target, "__name__", "") == "getitem")
     call = DelegateCall(lowered.backend_id, handles, [handle for _, handle in outputs])
@@ -304,14 +352,22 @@ class Target:
     maps: ProgramMaps
 
 
-def one_node_per_partition(inner: Any) -> Any:
+def one_node_per_partition(inner: Any, only: set | None = None, exported: Any = None,
+                           groups: dict | None = None) -> Any:
     """A partitioner that delegates what `inner` delegates, one node per partition: each
     delegated op becomes its own delegate call. A getitem goes with the node it reads, a
     dequantize, or an op on constants only (a weight's), with the op it feeds and a
     quantize with the op it follows (a quantized pattern stays whole), a tagged constant
-    with the first node that uses it.
+    with the first node that uses it. With `only` (exported node names) and `exported`,
+    the culprit first: only the partitions holding one of those nodes (tied to them by
+    name along the provenance chain, or source) are split, the others stay whole, so the
+    lowering compiles one call per node of the culprit partition, not of the program
+    (all are split when none is found). With `groups` too (exported node name -> label),
+    a culprit node of a labelled name goes in one call per label instead of its own.
     (Made on first use: executorch is imported only once a program is lowered.)"""
     from executorch.exir.backend.partitioner import Partitioner, PartitionResult
+
+    index = ExportedIndex.of(exported) if only and exported is not None else None
 
     class OneNodePerPartition(Partitioner):
         def __init__(self) -> None:
@@ -328,10 +384,22 @@ def one_node_per_partition(inner: Any) -> Any:
             tagged = [n for n in graph.nodes
                       if n.op == "call_function" and n.meta.get("delegation_tag") is not None]
             weights = _constant_nodes(exported_program)
-            for node in tagged:  # each computing op its own partition
+            culprits = None if index is None else {
+                n.meta["delegation_tag"] for n in tagged
+                if set(index.by_name(n) or index.by_source(n)) & set(only or ())} or None
+            if culprits is not None:  # the other partitions stay whole
+                for node in tagged:
+                    tag = node.meta["delegation_tag"]
+                    if tag not in culprits:
+                        tags[tag] = result.partition_tags[tag]
+                tagged = [n for n in tagged if n.meta["delegation_tag"] in culprits]
+            for node in tagged:  # each computing op its own partition (or its group's)
                 if node.target is operator.getitem or _is_qdq(node) or node in weights:
                     continue
-                own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}"
+                label = next((groups[n] for n in index.by_name(node) or index.by_source(node)
+                              if n in groups), None) if groups and index is not None else None
+                own[node] = f"{node.meta['delegation_tag']}_node{len(tags)}" if label is None \
+                    else f"{node.meta['delegation_tag']}_{label}"
                 tags[own[node]] = result.partition_tags[node.meta["delegation_tag"]]
             # q/dq with the op they belong to, a getitem with its source; twice, so that
             # a quantize whose partition is its dequantize's finds it the second time
@@ -354,7 +422,8 @@ def one_node_per_partition(inner: Any) -> Any:
                 else:
                     del node.meta["delegation_tag"]
             for node in graph.nodes:
-                if node.meta.get("delegation_tag") is not None and node.op != "call_function":
+                if node.meta.get("delegation_tag") is not None and node.op != "call_function" \
+                        and (culprits is None or node.meta["delegation_tag"] in culprits):
                     user = next((u for u in node.users if u in own), None)
                     if user is None:
                         del node.meta["delegation_tag"]
@@ -457,16 +526,19 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
 
 
 SPLIT = "one node per delegate call"
+# A delegate call's exported nodes, kept by `localize` for `localize_deep`'s split only.
+INSIDE = "_inside"
 
 
 def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[[], Target] | None = None,
+                  budget: float, split: Callable[..., Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
     found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    culprit = found.pop(INSIDE, None)
     found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
@@ -474,8 +546,18 @@ def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBoo
         return found
     found["lowerings"] = 2
     try:
-        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
+        # the culprit call's partition split, the others whole; a large one halved first
+        order = {n.name: i for i, n in enumerate(target.exported.graph.nodes)}
+        whole = sorted(set(culprit or ()) & set(order), key=order.__getitem__)
+        names, lowerings, halving = _halved(whole, target, runtime, inputs, rules, split,
+                                            budget - (time.monotonic() - started), earlier)
+        found["compared"] += halving
+        found["lowerings"] = 2 + lowerings  # the program, the halvings, the split
+        program = split(set(whole), _around(whole, names))
+        found["split_calls"] = len(program.lineage.delegates)
+        inner = localize(program, runtime, inputs, rules, budget - (time.monotonic() - started),
                          repro, earlier)
+        inner.pop(INSIDE, None)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
         inner = not_localized(f"lowering one node per delegate call failed: "
                               f"{type(error).__name__}: {error}".splitlines()[0][:300], started)
@@ -491,9 +573,57 @@ def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBoo
     for how, names in inner.get("matches", {}).items():
         matches[how] = [*matches.get(how, []), *(n for n in names if n not in matches.get(how, []))]
     inner.update(method=f"{METHOD}, {SPLIT}", within=boundary,
+                 split_calls=found.get("split_calls"),
                  compared=found["compared"] + inner["compared"], matches=matches,
-                 lowerings=2, seconds=round(time.monotonic() - started, 3))
+                 lowerings=found["lowerings"], seconds=round(time.monotonic() - started, 3))
     return inner
+
+
+# A culprit partition of more computing nodes than this is halved (lowered as two calls,
+# the half whose call is first off the rule kept) until it has this many at most, then
+# split one node per call: log2(nodes) lowerings of a few calls each, not one of a call
+# per node.
+HALVING_ABOVE = 8
+
+
+def _around(whole: list, names: list) -> dict:
+    """Groups for `one_node_per_partition`: the culprit partition's nodes before `names`
+    one call, those after another, `names` one call each (a contiguous run of a
+    topological order, so each group is a valid partition)."""
+    if len(names) == len(whole):
+        return {}
+    first, last = whole.index(names[0]), whole.index(names[-1])
+    return {**{n: "before" for n in whole[:first]}, **{n: "after" for n in whole[last + 1:]}}
+
+
+def _halved(whole: list, target: Target, runtime: Runtime, inputs: list,
+            rules: RuleBook | Tolerance, split: Callable[..., Target], budget: float,
+            earlier: list | tuple) -> tuple[list, int, int]:
+    """The run of the culprit partition's nodes (in graph order) that holds the first
+    node off the rule, narrowed by halves while it has more than HALVING_ABOVE; the
+    lowerings that took and the values they compared. Stops where a halving's answer is
+    not one of its two halves."""
+    started = time.monotonic()
+    names, lowerings, compared = whole, 0, 0
+    while len(names) > HALVING_ABOVE and time.monotonic() - started < budget:
+        middle = len(names) // 2
+        first, second = names[:middle], names[middle:]
+        groups = {**_around(whole, names), **{n: "first_half" for n in first},
+                  **{n: "second_half" for n in second}}
+        lowerings += 1
+        answer = localize(split(set(whole), groups), runtime, inputs, rules,
+                          budget - (time.monotonic() - started), None, earlier)
+        inside = set(answer.pop(INSIDE, None) or ())
+        compared += answer.get("compared", 0)
+        if not answer.get("localized") or not inside:
+            break
+        if inside <= set(first):
+            names = first
+        elif inside <= set(second):
+            names = second
+        else:
+            break
+    return names, lowerings, compared
 
 
 def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
@@ -513,17 +643,20 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
         clock.check("start")
         eager = eager_intermediates(target.exported, inputs, earlier)
         clock.check("the eager run")
-        events = runtime_intermediates(target, inputs, earlier)
+        run = runtime_run(target, inputs, earlier)
+        events = run.events
         clock.check("the ETDump run")
         nodes = {n.name: n for n in target.exported.graph.nodes}
         order = {name: index for index, name in enumerate(nodes)}
         covered: set = set()
-        for event in events:
+        last_compared: tuple | None = None   # (position, judged) of the last one compared
+        for position, event in enumerate(events):
             clock.check(f"{compared} nodes")
             judged = _judge_event(event, target.lineage, nodes, order, eager, rules)
             if judged is None:
                 continue
             compared += 1
+            last_compared = (position, judged)
             _note(matches, judged)
             covered.update(judged["covers"])
             if judged["matched"]:
@@ -548,12 +681,75 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
             return found
+        after = _after_the_last_compared(target, run, last_compared, covered, eager, rules)
+        if after is not None:
+            after.update(compared=compared, matches=matches,
+                         reference=_reference(target.exported),
+                         seconds=round(time.monotonic() - started, 3))
+            return after
         return _nothing_off_the_rule(target, len(events), compared, covered, matches, started)
     except NotLocalized as why:
         return {**not_localized(str(why), started, compared), "matches": matches}
+    except Unreadable as unreadable:
+        # No value of the run could be read: nothing compared is no verdict, and the next
+        # method (bisection, which judges each prefix's own outputs) goes on.
+        halves = [note["node"] for note in unreadable.notes]
+        shown = ", ".join(halves[:NAMED]) + (", ..." if len(halves) > NAMED else "")
+        held = (f"; {len(halves)} of its ops output float16 or bfloat16 values ({shown}), "
+                f"which this executorch's ETDump cannot give back") if halves else ""
+        return {**could_not_compare(f"the runtime's ETDump could not be read "
+                                    f"({unreadable.why}){held}", started, compared),
+                "matches": matches, "unreadable": unreadable.notes}
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         text = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         return {**not_localized(text, started, compared), "matches": matches}
+
+
+def _after_the_last_compared(target: Target, run: RuntimeRun, last_compared: tuple | None,
+                             covered: set, eager: dict, rules: RuleBook | Tolerance
+                             ) -> dict | None:
+    """Every compared intermediate within the rule, covering every computing node the
+    outputs depend on, and yet the program's outputs off the rule (judged again, on this
+    run): what changed them ran after the last compared value, in a runtime op no exported
+    node made (no debug handle: the lowering added it after the handles were given, e.g. a
+    layout change at a delegate call's boundary). The first such op logged after the last
+    compared one is where it starts (`added`, `after`: the node whose value it follows);
+    None when the outputs are within the rule or nothing was compared or covered."""
+    if last_compared is None \
+            or any(n not in covered for n in output_ancestors(target.exported)):
+        return None
+    expected = _user_outputs_eagerly(target.exported, eager)
+    actual = [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    actual = actual[len(actual) - len(expected):]
+    if not expected or len(actual) != len(expected):
+        return None
+    comparison = compare_outputs(expected, actual, rules)
+    if comparison.matched:
+        return None
+    position, judged = last_compared
+    added = [e for e in run.events[position + 1:] if not e.handles and e.delegate is None]
+    found = judged["found"]
+    follows = {"node": found.get("node") or judged["nodes"][-1],
+               "delegate": found.get("delegate")}
+    if not added:
+        raise NotLocalized(
+            f"every compared intermediate is within the rule, covering every computing node "
+            f"the outputs depend on, yet the program's outputs are off the rule "
+            f"({_statistics(comparison)['error']['margin']}); no runtime op ran after the "
+            f"last compared value ({follows['node']}) to blame")
+    return {"node": None, "target": added[0].name, "inputs": [], "source": None,
+            "module": None, **_statistics(comparison), "added": True, "after": follows,
+            "method": METHOD, "localized": True}
+
+
+def _user_outputs_eagerly(exported: Any, eager: dict) -> list:
+    """The exported program's user outputs, from its eager intermediates."""
+    output = next(n for n in exported.graph.nodes if n.op == "output")
+    values = pytree.tree_leaves(output.args[0])
+    kinds = [spec.kind.name for spec in exported.graph_signature.output_specs]
+    found = [eager.get(v.name) if isinstance(v, torch.fx.Node) else v
+             for v, kind in zip(values, kinds, strict=False) if kind == "USER_OUTPUT"]
+    return [v for v in found if isinstance(v, torch.Tensor)]
 
 
 # How many nodes a reason names, at most.
@@ -728,13 +924,29 @@ class RuntimeEvent:
     handles: tuple
     outputs: list
     delegate: str | None     # the backend of a delegate call
+    name: str = ""           # the runtime's name of the op, e.g. `native_call_flip.out`
+
+
+@dataclass
+class RuntimeRun:
+    """What the ETDump run gave: its events (an op with no debug handle, which no node of
+    the edge program made, has `handles` ()), and the program's outputs."""
+
+    events: list
+    outputs: list
 
 
 def runtime_intermediates(target: Target, inputs: list,
                           earlier: list | tuple = ()) -> list[RuntimeEvent]:
+    """The events of `runtime_run`."""
+    return runtime_run(target, inputs, earlier).events
+
+
+def runtime_run(target: Target, inputs: list, earlier: list | tuple = ()) -> RuntimeRun:
     """Run the program with ETDump intermediate outputs on (after the `earlier` steps, on
     the same loaded method, for a stateful program); the last event of each set of debug
-    handles (an op decomposed into several keeps its final value), in execution order."""
+    handles (an op decomposed into several keeps its final value), and every op without
+    one, in execution order, and the program's outputs."""
     from executorch.devtools import Inspector
     from executorch.devtools.etrecord import ETRecord
     from executorch.runtime import Runtime
@@ -742,8 +954,9 @@ def runtime_intermediates(target: Target, inputs: list,
     size = _buffer_size(target.exported)
     program = Runtime.get().load_program(target.pte, enable_etdump=True, debug_buffer_size=size)
     method = program.load_method("forward")
+    outputs: list = []
     for step in [*earlier, inputs]:
-        method.execute(step)
+        outputs = list(method.execute(step))
     with tempfile.TemporaryDirectory(prefix="etsuite-localize-") as folder:
         etdump, debug = os.path.join(folder, "run.etdp"), os.path.join(folder, "debug.bin")
         program.write_etdump_result_to_file(etdump, debug)
@@ -754,24 +967,32 @@ def runtime_intermediates(target: Target, inputs: list,
             _debug_handle_map=_json(target.maps.debug_handles),
             _delegate_map=_json(target.maps.delegates),
             _instruction_id_to_num_outs_map=_json(target.maps.outputs))
-        with _last_iteration_only(bool(earlier)):
-            inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug, etrecord=record)
+        try:
+            with _last_iteration_only(bool(earlier)):
+                inspector = Inspector(etdump_path=etdump, debug_buffer_path=debug,
+                                      etrecord=record)
+        except NotLocalized:
+            raise
+        except Exception as error:  # noqa: BLE001 - said per op, and the next method goes on
+            raise Unreadable(target.exported, error) from error
     last: dict[tuple, tuple[int, RuntimeEvent]] = {}
     position = 0
     for block in inspector.event_blocks:
         for event in block.events:
             position += 1
-            if event.name == "OPERATOR_CALL" or not event.debug_data \
-                    or event.debug_handles is None or event.is_delegated_op:
+            if event.name == "OPERATOR_CALL" or not event.debug_data or event.is_delegated_op:
                 continue
-            handles = (event.debug_handles,) if isinstance(event.debug_handles, int) \
+            handles = () if event.debug_handles is None \
+                else (event.debug_handles,) if isinstance(event.debug_handles, int) \
                 else tuple(event.debug_handles)
             delegate = event.delegate_backend_name if event.name == "DELEGATE_CALL" else None
-            outputs = list(event.debug_data)
+            values = list(event.debug_data)
             if delegate is not None:  # a delegate call logs its inputs, then its outputs
-                outputs = outputs[len(outputs) - event.num_outputs:]
-            last[handles] = (position, RuntimeEvent(handles, outputs, delegate))
-    return [event for _, event in sorted(last.values(), key=lambda pair: pair[0])]
+                values = values[len(values) - event.num_outputs:]
+            key = handles or ("no handle", position)
+            last[key] = (position, RuntimeEvent(handles, values, delegate, str(event.name)))
+    return RuntimeRun([event for _, event in sorted(last.values(), key=lambda pair: pair[0])],
+                      outputs)
 
 
 @contextlib.contextmanager
@@ -880,6 +1101,7 @@ def _judge_delegate(event: RuntimeEvent, lineage: Lineage, nodes: dict, order: d
              "node": None, **_statistics(comparison)}
     computing = [name for name in call.computing if name in nodes]
     how = lineage.how(call.output_handles, compared)
+    found[INSIDE] = [*computing, *(n for n in inside if n not in computing)]
     if len(computing) == 1:  # a call of one op (besides q/dq): that op is the node
         found.update(_describe(nodes[computing[0]], comparison))
         found["boundary"] = {"first": computing[0], "last": computing[0], "nodes": 1}

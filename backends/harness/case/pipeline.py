@@ -623,11 +623,13 @@ def _localize_mismatch(exported: Any, runtime: Runtime, rules: RuleBook, budget:
         return localize.Target(program.buffer, exported, edge.exported_program(),
                                lineage, localize.ProgramMaps.of(program))
 
-    def split() -> localize.Target:
+    def split(only: set | None = None, groups: dict | None = None) -> localize.Target:
+        """Lowered one node (or group) per delegate call, in the partitions holding
+        `only`'s nodes (all when None)."""
         assert flow.partitioners is not None
         inner = flow.partitioners
         return lowered(dataclasses.replace(flow, partitioners=lambda: [
-            localize.one_node_per_partition(p) for p in inner()]))
+            localize.one_node_per_partition(p, only, exported, groups) for p in inner()]))
 
     return localize.contained(lambda: localize.localize_deep(
         lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,

@@ -64,6 +64,9 @@ def where_it_breaks(localization: dict | None) -> str | None:
     if not localization or not localization.get("localized"):
         return None
     delegate = localization.get("delegate")
+    if localization.get("added"):  # a runtime op no exported node made
+        follows = (localization.get("after") or {}).get("node")
+        return f"{localization.get('target')} (added by the lowering, after {follows})"
     if localization.get("node"):
         where = localization.get("source") or localization.get("module")
         return f"{localization.get('target')}" + (f" ({where})" if where else "") \
@@ -236,16 +239,28 @@ class Findings:
     # statistics against its bound, as in `outputs`, plus `margin`); for a delegate call,
     # `delegate` (its backend id) and `boundary` ({first, last, nodes}: the exported nodes
     # it took), and, once the program lowered one node per delegate call named the node,
-    # `within` (the first call's boundary) or else `inside` (why not); when not localized,
+    # `within` (the first call's boundary) or else `inside` (why not), and `split_calls`
+    # (the delegate calls of that lowering: only the culprit call's partition is split,
+    # one call per node, the other partitions stay whole); when not localized,
     # `reason` ("not localized: <why>", or "could not compare: <why>" when the
     # intermediates covered too little to decide: nothing compared, the first node off the
     # rule depending on nodes never compared, or `uncovered` computing nodes the outputs
     # depend on; a mismatch is then bisected, its record keeping the intermediates' in
-    # `tried`). The intermediates' records say how nodes were tied to the exported program:
+    # `tried`). When every compared node is within the rule, covering every computing
+    # node, yet the program's outputs are off, the first runtime op with no debug handle
+    # logged after the last compared value (one the lowering added, no exported node's):
+    # `added` (True), `node` None, `target` (the runtime's name of the op), `after`
+    # ({node, delegate}: the compared value it follows), `error` (the program's outputs').
+    # When the run's ETDump could not be read (executorch 1.5.1 writes a malformed one
+    # once it logs a float16 value), the intermediates' "could not compare" has
+    # `unreadable` ([{op, node, why}]: each exported op with a float16 or bfloat16 output,
+    # "its float16 value was unreadable: <why>"), and bisection goes on.
+    # The intermediates' records say how nodes were tied to the exported program:
     # `matched_by` ("name" along the provenance chain, or "source": source line and module
     # path) for the named node, `matches` ({how: [nodes]}) for every compared one, and
     # `lowerings` (the program or its prefixes lowered to localize it, the minimal repro
-    # aside: 1, 2 with the split, plus the bisection's attempts). With a node named,
+    # aside: 1, 2 with the split, one more per halving of a culprit partition of more than
+    # 8 nodes, plus the bisection's attempts). With a node named,
     # `repro`: that op lowered alone on its captured inputs (case/repro.py): {op, status,
     # reproduces (None: the op alone could not be exported or lowered), folder
     # (reports/repros/..., None past the cap)};
@@ -354,7 +369,7 @@ RECORD_SHAPES = {
     "failed_step": _INTEGER, "step_ms": sh.Maybe(sh.ListOf(_SECONDS)), "state": _NAMES,
     "step_methods": sh.Maybe(sh.ListOf(sh.ANYTHING)),
     "localization": sh.Maybe(sh.Fields({
-        "localized": _FLAG, "reason": _NAMES, "boundary": sh.Maybe(sh.OBJECT),
+        "localized": _FLAG, "reason": _NAMES, "boundary": sh.Maybe(sh.OBJECT), "added": _FLAG,
         "repro": sh.Maybe(sh.Fields({
             "op": sh.TEXT, "folder": _NAMES, "reproduces": _FLAG,
             "subgraph": sh.Maybe(sh.Fields({"folder": _NAMES, "first": sh.TEXT,
