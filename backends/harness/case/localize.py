@@ -23,7 +23,7 @@ which ETDump logs, so the first one off the rule is that node ("one node per del
 call"). When that lowering fails or no longer fails the rule, the record names the
 delegate call and the exported nodes it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
-so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
+so a runtime that crashes with ETDump on, or a localization that overruns its time limit, is
 "not localized: ..." and the subtest keeps the status it had.
 """
 
@@ -391,16 +391,16 @@ def not_localized(why: str, started: float, compared: int = 0, method: str = MET
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
 
 
-# A forked localization that has not answered this long after its budget is killed.
+# A forked localization that has not answered this long after its time limit is killed.
 GRACE_SECONDS = 5.0
 # True in a process `contained` forked: its own forks stay in its process group, so that
 # killing the outermost one's group ends every attempt it started.
 _INSIDE = False
 
 
-def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> dict:
+def contained(work: Callable[[], dict], time_limit: float, method: str = METHOD) -> dict:
     """`work()` in a forked child, its answer back as JSON: a crash (a signal) or no answer
-    within the budget and a grace is "not localized" by `method` (what `work` was doing),
+    within the time limit and a grace is "not localized" by `method` (what `work` was doing),
     never the test's own crash. The outermost child leads a process group: killed, it
     takes the attempts it forked along."""
     global _INSIDE
@@ -428,7 +428,7 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
             pass
     os.close(write_end)
     chunks = []
-    deadline = started + budget + GRACE_SECONDS
+    deadline = started + time_limit + GRACE_SECONDS
     with os.fdopen(read_end, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
@@ -439,7 +439,7 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
                 else:
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return not_localized(f"budget of {budget:g} s spent (stopped)", started,
+                return not_localized(f"budget of {time_limit:g} s spent (stopped)", started,
                                      method=method)
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
@@ -460,13 +460,13 @@ SPLIT = "one node per delegate call"
 
 
 def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[[], Target] | None = None,
+                  time_limit: float, split: Callable[[], Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
-    found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    found = localize(target, runtime, inputs, rules, time_limit, repro, earlier)
     found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
     if not found.get("localized") or not found.get("delegate") or split is None \
@@ -474,7 +474,7 @@ def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBoo
         return found
     found["lowerings"] = 2
     try:
-        inner = localize(split(), runtime, inputs, rules, budget - (time.monotonic() - started),
+        inner = localize(split(), runtime, inputs, rules, time_limit - (time.monotonic() - started),
                          repro, earlier)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
         inner = not_localized(f"lowering one node per delegate call failed: "
@@ -497,10 +497,10 @@ def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBoo
 
 
 def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
-             budget: float, repro: Callable[..., dict] | None = None,
+             time_limit: float, repro: Callable[..., dict] | None = None,
              earlier: list | tuple = ()) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
-    execution order whose runtime output fails `rules`, within `budget` seconds. With
+    execution order whose runtime output fails `rules`, within `time_limit` seconds. With
     `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
     started = time.monotonic()
     compared = 0
@@ -509,7 +509,7 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
         if not isinstance(runtime, ExecuTorchRuntime):
             raise NotLocalized(f"the program ran on {runtime.name}; intermediates are read "
                                f"from this host's ExecuTorch runtime")
-        clock = _Budget(budget, started)
+        clock = _TimeLimit(time_limit, started)
         clock.check("start")
         eager = eager_intermediates(target.exported, inputs, earlier)
         clock.check("the eager run")
@@ -543,7 +543,7 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
                                            ("node", "target", "source", "delegate")}}
             if repro is not None and found.get("node"):
                 clock.check("the minimal repro")
-                found["repro"] = _repro(repro, nodes[found["node"]], eager, started + budget)
+                found["repro"] = _repro(repro, nodes[found["node"]], eager, started + time_limit)
             found.update(method=METHOD, localized=True, compared=compared, matches=matches,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
@@ -664,7 +664,7 @@ def _repro(repro: Callable[..., dict], node: torch.fx.Node, eager: dict, deadlin
 
 
 @dataclass
-class _Budget:
+class _TimeLimit:
     seconds: float
     started: float
 
