@@ -484,7 +484,7 @@ class Calls(Protocol):
         """The runtime's outputs of the calls (the `run` stage)."""
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: PipelineOutcome) -> fidelity.Verdict:
+              found: PipelineOutcome) -> fidelity.OutputJudgement:
         """The outputs against the reference (the `compare` stage)."""
 
     def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
@@ -565,7 +565,7 @@ class OneCall(_SingleMethod):
         return runtime.execute(loaded, found.replay.inputs)
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: "PipelineOutcome") -> fidelity.Verdict:
+              found: "PipelineOutcome") -> fidelity.OutputJudgement:
         return fidelity.judge(expected, actual, rules, found.quantized_reference)
 
     def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
@@ -742,7 +742,7 @@ class StepCalls(_SingleMethod):
         return outputs
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: "PipelineOutcome") -> fidelity.Verdict:
+              found: "PipelineOutcome") -> fidelity.OutputJudgement:
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         found.step_sqnr_db = judged.sqnr_db
@@ -759,14 +759,14 @@ class StepCalls(_SingleMethod):
                 message = "; ".join(m for m in (message, f"next-token answer, {why}") if m)
                 if found.failed_step is None:
                     found.failed_step = step
-        accuracy = fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
+        accuracy = fidelity.OutputJudgement(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
                                     comparison, message)
         return self._with_fidelity(accuracy, expected, actual, rules, found)
 
     @staticmethod
-    def _with_fidelity(accuracy: fidelity.Verdict, expected: Any, actual: list,
+    def _with_fidelity(accuracy: fidelity.OutputJudgement, expected: Any, actual: list,
                        rules: RuleBook,
-                       found: "PipelineOutcome") -> fidelity.Verdict:
+                       found: "PipelineOutcome") -> fidelity.OutputJudgement:
         """A quantizing flow's steps judged against the quantized reference too, step by
         step (case/fidelity.py): the first step the backend leaves its quantized program
         at fails it (fail_mismatch), and so do a bias or gain over all steps pooled; a
@@ -786,29 +786,29 @@ class StepCalls(_SingleMethod):
         if broken is not None:
             found.failed_step = broken
             verdict = steps[broken]
-            return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison,
+            return fidelity.OutputJudgement(Status.FAIL_MISMATCH, accuracy.comparison,
                                     f"diverges at step {broken} of {count}: {verdict.message}",
                                     verdict.fidelity)
         trends = fidelity.judge_trends(expected, actual, rules, reference)
         if trends is not None and not trends.passed:
             found.failed_step = 0  # a kernel's offset or scale acts from the first step
-            return fidelity.Verdict(
+            return fidelity.OutputJudgement(
                 Status.FAIL_MISMATCH, accuracy.comparison,
                 f"over all {count} steps: backend fidelity (against its "
                 f"{fidelity.QUANTIZED_REFERENCE}): {trends.text}", trends)
         worst = max(steps, key=_largest_steps)
         shown = trends if trends is not None else worst.fidelity  # the record's figures
         if accuracy.status is Status.PASS:
-            return fidelity.Verdict(Status.PASS, accuracy.comparison, "", shown)
+            return fidelity.OutputJudgement(Status.PASS, accuracy.comparison, "", shown)
         if all(v.status is not Status.FAIL_MISMATCH for v in steps):
             # every step's outputs differ from eager in float values only, the backend
             # matching its quantized program at each: the recipe's loss
-            return fidelity.Verdict(
+            return fidelity.OutputJudgement(
                 Status.FAIL_RECIPE_ACCURACY, accuracy.comparison,
                 f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
                 f"program at every step: the loss is the recipe's quantization",
                 shown)
-        return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
+        return fidelity.OutputJudgement(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
                                 shown)
 
 
@@ -935,7 +935,7 @@ class PipelineOutcome(Findings):
         return {"status": self.status, **{name: getattr(self, name) for name in FINDINGS_FIELDS}}
 
 
-def _largest_steps(step: fidelity.Verdict) -> float:
+def _largest_steps(step: fidelity.OutputJudgement) -> float:
     """The largest per-element error, in steps, of one step's outputs (0 if unjudged)."""
     if step.fidelity is None:
         return 0.0
