@@ -31,7 +31,7 @@ them, so a second subtest that starts crashing is never absorbed by the first on
 name, or gets past the stage it names on a host that cannot run the program (a
 `fail_lower` that now lowers and serializes), fails the run with a message that names the
 entry (`file:line`) to change. `make update-expectations BACKEND=<name>`
-(`upkeep/update_expectations.py`, deciding in `upkeep/declare.py`) rewrites the file
+(`upkeep/update_expectations.py`, deciding in `upkeep/entries_from_sweeps.py`) rewrites the file
 from the last report, keeping every reason written by hand.
 
 Torch-free: read at collection time.
