@@ -1,7 +1,7 @@
 """Localizing a stage failure (case/bisection.py) with real export, lowering and
 execution: a lowering exception planted in one node's lowering is blamed on exactly that
 node, on portable (an edge pass) and on XNNPACK (its partitioner), by bisecting over
-prefixes of the graph; a failure no prefix shows is "not localized" with why; the budget
+prefixes of the graph; a failure no prefix shows is "not localized" with why; the time limit
 holds."""
 
 import dataclasses
@@ -122,7 +122,7 @@ def test_a_failure_no_prefix_shows_is_not_localized_and_says_why(monkeypatch):
                                "fail_lower: nothing to bisect")
 
 
-def test_the_stage_bisection_respects_its_budget():
+def test_the_stage_bisection_respects_its_time_limit():
     outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_seconds=1e-6)
     assert outcome.status.value == "fail_lower"
     found = outcome.localization

@@ -1,6 +1,6 @@
 """Localizing a fail_mismatch (case/localize.py) with real export, lowering and execution:
 a flow whose lowering swaps one op for another (an edge transform pass; eager untouched)
-is blamed on exactly that node, a healthy subtest pays nothing, the budget holds, and
+is blamed on exactly that node, a healthy subtest pays nothing, the time limit holds, and
 --localize decides which failures are localized."""
 
 import dataclasses
@@ -255,7 +255,7 @@ def test_a_delegate_that_cannot_be_split_is_named_with_its_boundary(monkeypatch)
 
 def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):
     """The work runs in a forked process: its answer comes back; an abort (as a runtime
-    that crashes with ETDump on would) or a hang past the budget is "not localized", and
+    that crashes with ETDump on would) or a hang past the time limit is "not localized", and
     this process, the test's, lives on."""
     import os
     import time

@@ -222,6 +222,8 @@ class _Attempts:
         return f"{self.last.get('status', 'no answer')}" + (f" ({error})" if error else "")
 
     def fails(self, first: int, count: int) -> bool:
+        # "budget spent" is the words a record's reason says, kept as they were (the
+        # report's text; the time limit is --localize-seconds)
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")

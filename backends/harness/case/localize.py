@@ -665,6 +665,9 @@ def _repro(repro: Callable[..., dict], node: torch.fx.Node, eager: dict, deadlin
 
 @dataclass
 class _TimeLimit:
+    """Localization's time limit (--localize-seconds). Its reason still says "budget of N s
+    spent": a record's words, kept as they were."""
+
     seconds: float
     started: float
 
