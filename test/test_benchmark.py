@@ -14,10 +14,10 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run(side: str) -> benchmark.Run:
+def _run(side: str) -> benchmark.MeasuredRun:
     with open(os.path.join(DATA, f"{side}-xnnpack.json"), encoding="utf-8") as handle:
         tests = json.load(handle)["tests"]
-    return benchmark.Run(label=side, wall_s=1.0, cpu_s=1.0, peak_rss_mb=[], rss_samples=[],
+    return benchmark.MeasuredRun(label=side, wall_s=1.0, cpu_s=1.0, peak_rss_mb=[], rss_samples=[],
                          tests=tests)
 
 
@@ -51,9 +51,9 @@ def test_disagreements_are_counted_by_verdict_pair_with_our_statuses():
 def test_parallel_bound_says_when_a_measurement_exceeds_it():
     """The bound assumes the tests cost the same in both runs; when the measured efficiency
     is above it (run-to-run variation), the line says so instead of contradicting itself."""
-    single = benchmark.Run("n0", 43.7, 40.0, [], [], startup_s=[10.0])
-    fast = benchmark.Run("n2", 24.3, 45.0, [], [], startup_s=[9.8, 9.8])
-    slow = benchmark.Run("n2", 30.0, 45.0, [], [], startup_s=[9.8, 9.8])
+    single = benchmark.MeasuredRun("n0", 43.7, 40.0, [], [], startup_s=[10.0])
+    fast = benchmark.MeasuredRun("n2", 24.3, 45.0, [], [], startup_s=[9.8, 9.8])
+    slow = benchmark.MeasuredRun("n2", 30.0, 45.0, [], [], startup_s=[9.8, 9.8])
     above = benchmark.parallel_bound_line(single, fast)
     assert "at most 0.82" in above and "the measured value is above it" in above
     within = benchmark.parallel_bound_line(single, slow)
@@ -72,7 +72,7 @@ def test_phases_place_the_wall_time_of_a_run_with_two_workers():
     assert found == {"start-up": 10, "controller ready": 3, "worker start": 7,
                       "collection": 3, "tests": 15, "idle in tests": 7, "session end": 5,
                       "total": 30}
-    run = benchmark.Run("ours", 31.0, 40.0, [1.0, 1.0], [], phases=found)
+    run = benchmark.MeasuredRun("ours", 31.0, 40.0, [1.0, 1.0], [], phases=found)
     (row,) = [line for line in phases.phase_table([run.phase_row]).splitlines() if "ours" in line]
     assert [cell.strip() for cell in row.split("|")[1:-1]] == \
         ["ours", "2", "31.0", "10.0", "3.0", "7.0", "3.0", "15.0", "7.0", "5.0", "30.0"]

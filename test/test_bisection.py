@@ -1,7 +1,7 @@
 """Localizing a stage failure (case/bisection.py) with real export, lowering and
 execution: a lowering exception planted in one node's lowering is blamed on exactly that
 node, on portable (an edge pass) and on XNNPACK (its partitioner), by bisecting over
-prefixes of the graph; a failure no prefix shows is "not localized" with why; the budget
+prefixes of the graph; a failure no prefix shows is "not localized" with why; the time limit
 holds."""
 
 import dataclasses
@@ -51,7 +51,7 @@ def test_a_lowering_exception_is_bisected_to_its_node(tmp_path):
     flow = refusing_cos_flow()
     folder = tmp_path / "repros" / "case" / "subtest0"
     stages: list[str] = []
-    outcome = run_pipeline(Chain(), _inputs(), flow, localize_budget=60.0, on_stage=stages.append,
+    outcome = run_pipeline(Chain(), _inputs(), flow, localize_seconds=60.0, on_stage=stages.append,
                            repro_to={"folder": str(folder), "test_id": "t.py::t",
                                      "tox_env": "portable"})
     assert outcome.status.value == "fail_lower", outcome.error
@@ -97,7 +97,7 @@ def test_a_partitioner_that_raises_on_one_node_is_bisected_to_it():
     inner = XNNPACK.partitioners
     flow = dataclasses.replace(XNNPACK, name="xnnpack_refusing_tanh",
                                partitioners=lambda: [refusing_tanh(p) for p in inner()])
-    outcome = run_pipeline(Chain(), _inputs(), flow, localize_budget=60.0)
+    outcome = run_pipeline(Chain(), _inputs(), flow, localize_seconds=60.0)
     assert outcome.status.value == "fail_lower", outcome.error
     assert "XNNPACK cannot take this tanh" in outcome.error
     found = outcome.localization
@@ -114,7 +114,7 @@ def test_a_failure_no_prefix_shows_is_not_localized_and_says_why(monkeypatch):
     from etsuite.backends.harness.case import bisection
 
     monkeypatch.setattr(bisection, "attempt", lambda *args: {"status": "pass"})
-    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=60.0)
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_seconds=60.0)
     assert outcome.status.value == "fail_lower"
     found = outcome.localization
     assert found["localized"] is False and found["attempts"] == 1, found
@@ -122,8 +122,8 @@ def test_a_failure_no_prefix_shows_is_not_localized_and_says_why(monkeypatch):
                                "fail_lower: nothing to bisect")
 
 
-def test_the_stage_bisection_respects_its_budget():
-    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=1e-6)
+def test_the_stage_bisection_respects_its_time_limit():
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_seconds=1e-6)
     assert outcome.status.value == "fail_lower"
     found = outcome.localization
     assert found["localized"] is False, found
@@ -146,7 +146,7 @@ def test_a_crashing_attempt_is_an_answer_not_the_end(monkeypatch):
         return real(unlifted, count, *rest)
 
     monkeypatch.setattr(bisection, "attempt", abort_on_small_prefixes)
-    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_budget=60.0)
+    outcome = run_pipeline(Chain(), _inputs(), refusing_cos_flow(), localize_seconds=60.0)
     found = outcome.localization
     assert found["localized"] is True and found["node"] == "cos", found
 
@@ -239,7 +239,7 @@ def test_a_step_sequence_that_fails_to_lower_is_bisected_on_its_first_step():
     from etsuite.backends.harness.case.pipeline import run_steps_pipeline
 
     steps = [(torch.randn(3, 4),), (torch.randn(3, 4),)]
-    outcome = run_steps_pipeline(Accumulator(), steps, refusing_cos_flow(), localize_budget=60.0)
+    outcome = run_steps_pipeline(Accumulator(), steps, refusing_cos_flow(), localize_seconds=60.0)
     assert outcome.status.value == "fail_lower"
     found = outcome.localization
     assert found["localized"] is True and found["target"] == "aten.cos.default", found
@@ -368,7 +368,7 @@ def test_an_op_that_passes_alone_gets_the_smallest_failing_window(tmp_path):
     that still fails (relu, add), and writes that window as a program of its own."""
     flow = add_after_relu_broken_flow()
     folder = tmp_path / "repros" / "case" / "subtest0"
-    outcome = run_pipeline(Context(), _inputs(), flow, localize_budget=60.0,
+    outcome = run_pipeline(Context(), _inputs(), flow, localize_seconds=60.0,
                            repro_to={"folder": str(folder), "test_id": "t.py::t",
                                      "tox_env": "portable"})
     assert outcome.status.value == "fail_mismatch"
@@ -404,7 +404,7 @@ def test_a_mismatch_on_a_runner_is_bisected_where_it_ran(tmp_path):
 
     runner = RunnerRuntime((parse_spec("process"),), str(tmp_path))
     flow = dataclasses.replace(_swapping_flow(XNNPACK, "tanh_as_sigmoid"), runtime=runner)
-    outcome = run_pipeline(Waves(), _inputs(), flow, localize_budget=120.0)
+    outcome = run_pipeline(Waves(), _inputs(), flow, localize_seconds=120.0)
     assert outcome.status.value == "fail_mismatch" and outcome.runtime == "process"
     found = outcome.localization
     assert found["localized"] is True and found["method"] == "bisection over graph prefixes", found
@@ -412,7 +412,7 @@ def test_a_mismatch_on_a_runner_is_bisected_where_it_ran(tmp_path):
     assert found["repro"]["reproduces"] is True
 
     flow = dataclasses.replace(_swapping_flow(PORTABLE, "sin_as_cos"), runtime=runner)
-    found = run_pipeline(Wave(), _inputs(), flow, localize_budget=120.0).localization
+    found = run_pipeline(Wave(), _inputs(), flow, localize_seconds=120.0).localization
     assert (found["method"], found["target"]) == ("intermediates", "aten.sin.default"), found
 
 

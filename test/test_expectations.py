@@ -15,7 +15,7 @@ from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import Status
 from etsuite.backends.harness.flows import expectations as ex
 from etsuite.backends.harness.flows.registry import builtin_flows
-from etsuite.backends.harness.upkeep import declare
+from etsuite.backends.harness.upkeep import entries_from_sweeps
 from etsuite.tools.report import summary
 
 EXPECTATIONS = """\
@@ -205,7 +205,7 @@ def test_a_catch_all_is_read_when_it_says_so_and_kept_by_the_updater(tmp_path):
     read = ex.load(write(tmp_path, text))
     (entry,) = read.entries
     assert entry.catch_all and read.failure("broken_flow", "any.py::test") == entry
-    again = ex.load(write(tmp_path, declare.dump(ex.Expectations((entry,)), "b")))
+    again = ex.load(write(tmp_path, entries_from_sweeps.dump(ex.Expectations((entry,)), "b")))
     assert again.entries[0].catch_all
     # A [[must_delegate]] only tightens: it may name every case without saying so.
     strict = ex.load(write(tmp_path, "[[must_delegate]]\nflows = ['f']\ncase = '*'\nreason = 'r'\n"))
@@ -250,7 +250,7 @@ def test_tolerance_overrides_apply_per_flow_case_and_dtype(tmp_path):
     assert book.for_dtype("torch.float16").min_sqnr_db == INT8.min_sqnr_db
     assert data.tolerances("xnnpack_static_int8_per_tensor", "a.py::test_softmax") == ()
     assert data.tolerances("portable", "a.py::test_log_softmax") == ()
-    again = ex.load(write(tmp_path, declare.dump(data, "x")), "y.toml")  # the updater keeps them
+    again = ex.load(write(tmp_path, entries_from_sweeps.dump(data, "x")), "y.toml")  # the updater keeps them
     assert [(e.dtype, e.rule, e.reason) for e in again.entries] == \
         [(e.dtype, e.rule, e.reason) for e in data.entries]
 
@@ -345,7 +345,7 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     run_forked(pytester, "--backend", "selftest", "-n", "0", "-p", "no:cacheprovider",
                "--json-report", f"--json-report-file={report}")
     current = ex.load(pytester.path / "expectations.toml")
-    result = declare.updated(current, declare.observe([report], "selftest"))
+    result = entries_from_sweeps.updated(current, entries_from_sweeps.observe([report], "selftest"))
     fails = {e.case: e for e in result.entries if e.kind == "fail"}
     # kept with its hand-written reason; status corrected; the fixed one removed.
     assert fails["*::test_fails_at_run"].reason == "outputs shifted on purpose"
@@ -361,9 +361,10 @@ def test_update_rewrites_from_a_real_report_keeping_reasons(pytester, tmp_path):
     elsewhere = ex.Expectations((ex.Expectation(
         "fail", ("shifting",), "*::test_must_delegate", "host-dependent", source="x.toml:1"),))
     assert "test_cases.py::test_must_delegate" not in {
-        e.case for e in declare.updated(current, declare.observe([report], "selftest"), elsewhere).entries}
+        e.case for e in entries_from_sweeps.updated(
+            current, entries_from_sweeps.observe([report], "selftest"), elsewhere).entries}
     # what it writes reads back the same
-    again = ex.load(write(tmp_path, declare.dump(result, "selftest")))
+    again = ex.load(write(tmp_path, entries_from_sweeps.dump(result, "selftest")))
     assert [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in again.entries] == \
         [(e.kind, e.flows, e.case, e.statuses, e.reason) for e in sorted(
             result.entries, key=lambda e: ex.KINDS.index(e.kind))]
@@ -670,7 +671,8 @@ def test_a_fail_entry_reads_one_status_or_a_list(tmp_path):
     (entry,) = listed.entries
     assert entry.statuses == (Status.FAIL_RUN, Status.FAIL_CRASH)
     assert entry.covers(Status.FAIL_CRASH) and not entry.covers(Status.FAIL_MISMATCH)
-    assert ex.load(write(tmp_path, declare.dump(listed, "b"))).entries[0].statuses == entry.statuses
+    written = entries_from_sweeps.dump(listed, "b")
+    assert ex.load(write(tmp_path, written)).entries[0].statuses == entry.statuses
     for bad, said in (('[]', "needs a 'status'"), ('["fail_run", "fail_run"]', "listed twice"),
                       ('["fail_run", "xpass"]', "'xpass' is not a failure"),
                       ('"fail_nothing"', "unknown status 'fail_nothing'"),

@@ -1,6 +1,6 @@
 """What a device, its agent or another user of the host sends is read through one checked
 reader per format and changes nothing it should not: an answer names files only inside its
-folder, an archive holds plain regular files under a byte budget, the relay survives an
+folder, an archive holds plain regular files under a byte limit, the relay survives an
 agent that breaks the protocol, and shared folders, sockets and locks are checked for their
 owner. Everything runs for real: files, tar archives made by GNU tar, fake agents as real
 processes, unix sockets, and (as root) another uid."""
@@ -167,11 +167,11 @@ def test_a_tar_member_with_a_path_is_refused(tmp_path, name):
     assert os.listdir(tmp_path / "out") == [] and not os.path.exists("/tmp/etsuite-absolute")
 
 
-def test_a_tar_over_the_byte_budget_is_refused(tmp_path):
+def test_a_tar_over_the_byte_limit_is_refused(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(agent.ArchiveError, match="more than 1000 bytes"):
         agent.extract_flat(io.BytesIO(tar_of({"a": b"x" * 600, "b": b"y" * 600})),
-                           str(tmp_path / "out"), budget=1000)
+                           str(tmp_path / "out"), max_bytes=1000)
     assert os.path.getsize(tmp_path / "out" / "a") == 600
     assert not (tmp_path / "out" / "b").exists()
     with pytest.raises(agent.ArchiveError, match="not a regular file"):
@@ -253,7 +253,7 @@ def fake_agent(tmp_path, monkeypatch):
 ])
 def test_a_relay_survives_an_agent_that_breaks_the_protocol(tmp_path, fake_agent, modes,
                                                             status, detail):
-    """A bad line, a size that is no count or over the budget, an answer cut short or
+    """A bad line, a size that is no count or over the byte limit, an answer cut short or
     never finished: that job ends within its time limit with the reason, and the same
     relay serves the next job with a new agent."""
     keeper = resident.Resident((fake_agent(*modes),))

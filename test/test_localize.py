@@ -1,6 +1,6 @@
 """Localizing a fail_mismatch (case/localize.py) with real export, lowering and execution:
 a flow whose lowering swaps one op for another (an edge transform pass; eager untouched)
-is blamed on exactly that node, a healthy subtest pays nothing, the budget holds, and
+is blamed on exactly that node, a healthy subtest pays nothing, the time limit holds, and
 --localize decides which failures are localized."""
 
 import dataclasses
@@ -142,13 +142,30 @@ def test_localize_off_leaves_the_field_empty(project, run_suite):
     assert "at aten.sin.default" not in run.stdout
 
 
+def test_the_time_limits_old_name_still_works_for_one_release(project, run_suite):
+    """`--localize-budget` was `--localize-seconds`'s name; "budget" is now only a
+    backend's cost limit. The old name sets the same limit and says so once."""
+    run = run_suite("--flow", "sin_as_cos", "--seed", "3", "--localize-budget", "1e-6",
+                    "-k", "test_wave", "-p", "no:xdist")
+    assert run.report is not None, run.stdout + run.stderr
+    found = one(run, "test_wave[sin_as_cos]")["localization"]
+    assert found["reason"].startswith("not localized: budget of 1e-06 s spent"), found
+    line = "etsuite: --localize-budget is deprecated and goes in the next release: " \
+           "use --localize-seconds"
+    assert run.stderr.count(line) == 1, run.stderr
+    run = run_suite("--flow", "sin_as_cos", "--seed", "3", "--localize-seconds", "1e-6",
+                    "-k", "test_wave", "-p", "no:xdist")
+    assert one(run, "test_wave[sin_as_cos]")["localization"]["reason"] == found["reason"]
+    assert "deprecated" not in run.stderr
+
+
 def test_the_policy_localizes_declared_failures_only_when_asked():
     from etsuite.backends.harness.case.runner import LocalizePolicy
 
-    assert LocalizePolicy().budget_for(declared=False) == 60.0
-    assert LocalizePolicy().budget_for(declared=True) is None
-    assert LocalizePolicy("all", 5.0).budget_for(declared=True) == 5.0
-    assert LocalizePolicy("off").budget_for(declared=False) is None
+    assert LocalizePolicy().seconds_for(declared=False) == 60.0
+    assert LocalizePolicy().seconds_for(declared=True) is None
+    assert LocalizePolicy("all", 5.0).seconds_for(declared=True) == 5.0
+    assert LocalizePolicy("off").seconds_for(declared=False) is None
 
 
 def _swapping_flow(base, passes: str):
@@ -175,18 +192,19 @@ def test_a_healthy_subtest_runs_no_localization():
 
     stages: list[str] = []
     outcome = run_pipeline(Wave(), (torch.randn(2, 5), torch.randn(2, 5)), PORTABLE,
-                           localize_budget=60.0, on_stage=stages.append)
+                           localize_seconds=60.0, on_stage=stages.append)
     assert outcome.status.value == "pass" and outcome.localization is None
     assert "localize" not in stages and stages.count("run") == 1
 
 
-def test_the_budget_is_respected():
+def test_the_time_limit_is_respected():
+    # (the reason's words, "budget of ... spent", are the record's, kept as they were)
     from etsuite.backends.harness.case.pipeline import run_pipeline
     from etsuite.backends.portable.flows import PORTABLE
 
     stages: list[str] = []
     outcome = run_pipeline(Wave(), (torch.randn(2, 5), torch.randn(2, 5)),
-                           _swapping_flow(PORTABLE, "sin_as_cos"), localize_budget=1e-6,
+                           _swapping_flow(PORTABLE, "sin_as_cos"), localize_seconds=1e-6,
                            on_stage=stages.append)
     assert outcome.status.value == "fail_mismatch" and "localize" in stages
     found = outcome.localization
@@ -203,7 +221,7 @@ def test_a_failing_delegate_is_split_one_node_per_call_to_name_the_node():
     from etsuite.backends.xnnpack.flows import XNNPACK
 
     outcome = run_pipeline(Waves(), (torch.randn(2, 5), torch.randn(2, 5)),
-                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_budget=60.0)
+                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_seconds=60.0)
     assert outcome.status.value == "fail_mismatch"
     found = outcome.localization
     assert found["localized"] is True and found["delegate"] == "XnnpackBackend", found
@@ -226,7 +244,7 @@ def test_a_delegate_that_cannot_be_split_is_named_with_its_boundary(monkeypatch)
 
     monkeypatch.setattr(localize, "one_node_per_partition", refuse)
     outcome = run_pipeline(Waves(), (torch.randn(2, 5), torch.randn(2, 5)),
-                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_budget=60.0)
+                           _swapping_flow(XNNPACK, "tanh_as_sigmoid"), localize_seconds=60.0)
     found = outcome.localization
     assert found["localized"] is True and found["node"] is None, found
     assert (found["boundary"]["first"], found["boundary"]["last"]) == ("add", "sub")
@@ -237,7 +255,7 @@ def test_a_delegate_that_cannot_be_split_is_named_with_its_boundary(monkeypatch)
 
 def test_a_crash_or_hang_while_localizing_is_contained(monkeypatch):
     """The work runs in a forked process: its answer comes back; an abort (as a runtime
-    that crashes with ETDump on would) or a hang past the budget is "not localized", and
+    that crashes with ETDump on would) or a hang past the time limit is "not localized", and
     this process, the test's, lives on."""
     import os
     import time
@@ -277,7 +295,7 @@ def test_the_localized_op_alone_is_a_repro_that_fails_on_its_own(tmp_path):
 
     x, y = torch.tensor([-7, 7, -5, 4]), torch.tensor([3, -3, 2, 3])
     folder = tmp_path / "repros" / "case" / "subtest0"
-    outcome = run_pipeline(SignedRemainder(), (x, y), PORTABLE, localize_budget=60.0,
+    outcome = run_pipeline(SignedRemainder(), (x, y), PORTABLE, localize_seconds=60.0,
                            repro_to={"folder": str(folder), "test_id": "t.py::t",
                                      "tox_env": "portable"})
     assert outcome.status.value == "fail_mismatch", outcome.error
@@ -346,7 +364,7 @@ def test_a_quantized_flow_is_judged_against_the_fake_quantized_graph():
 
     torch.manual_seed(0)
     flow = _swapping_flow(XNNPACK_STATIC_INT8_PER_TENSOR, "tanh_as_sigmoid")
-    outcome = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), flow, localize_budget=60.0)
+    outcome = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), flow, localize_seconds=60.0)
     assert outcome.status.value == "fail_mismatch", outcome.error
     found = outcome.localization
     assert found["localized"] is True, found
@@ -358,7 +376,7 @@ def test_a_quantized_flow_is_judged_against_the_fake_quantized_graph():
     assert found["repro"]["reproduces"] is True
 
     healthy = run_pipeline(QuantizedWave(), (torch.randn(4, 8),), XNNPACK_STATIC_INT8_PER_TENSOR,
-                           localize_budget=60.0)
+                           localize_seconds=60.0)
     assert healthy.status.value == "pass" and healthy.localization is None
 
 
@@ -410,7 +428,7 @@ def test_a_step_sequence_is_localized_at_its_first_failing_step():
 
     steps = [(torch.randn(2, 5),), (torch.randn(2, 5),), (torch.randn(2, 5),)]
     outcome = run_steps_pipeline(CountedWave(), steps, _swapping_flow(PORTABLE, "sin_as_cos"),
-                                 localize_budget=60.0)
+                                 localize_seconds=60.0)
     assert outcome.status.value == "fail_mismatch" and outcome.failed_step == 1, outcome.error
     found = outcome.localization
     assert found["localized"] is True, found

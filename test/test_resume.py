@@ -9,7 +9,7 @@ import pytest
 from conftest import run_forked
 from etsuite.backends.harness.contract.report import facts_of_report, records_of_test
 from etsuite.backends.harness.contract.stream import facts_of_header
-from etsuite.backends.harness.upkeep import declare, sweeps
+from etsuite.backends.harness.upkeep import entries_from_sweeps, sweeps
 from etsuite.tools.report import loading
 
 CASES = """
@@ -128,7 +128,7 @@ def test_update_expectations_reads_the_finished_tests_of_a_killed_run(killed_run
     assert tests["test_cases.py::test_a[portable]"] == before["test_a[portable]"]["records"]
     header = json.loads((pytester.path / STREAM).read_text().splitlines()[0])
     assert seed == facts_of_header(header)["seed"]
-    seen = declare.observe([pytester.path / STREAM], "portable")
+    seen = entries_from_sweeps.observe([pytester.path / STREAM], "portable")
     (passed,) = seen[("test_cases.py::test_a", "portable")].outcomes
     assert passed.status is None and passed.seed == seed
     (crash,) = seen[("test_cases.py::test_a2_crashes_in_the_first_session", "portable")].outcomes

@@ -17,7 +17,7 @@ from etsuite.backends.harness.contract.report import facts_of_report, records_of
 from etsuite.backends.harness.fixture import seed_everything
 from etsuite.backends.harness.flows import expectations as ex
 from etsuite.backends.harness.flows.tolerance import EXACT
-from etsuite.backends.harness.upkeep import declare, sweeps
+from etsuite.backends.harness.upkeep import entries_from_sweeps, sweeps
 from etsuite.backends.harness.upkeep import stability_report as sweep_cli
 
 CONFTEST = """
@@ -173,7 +173,7 @@ def stability_report_names_what_depends_on_the_seed(seeds, reports, capsys):
 
 def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, reports,
                                                                  capsys):
-    result = declare.updated(ex.Expectations(), declare.observe(reports, "selftest"))
+    result = entries_from_sweeps.updated(ex.Expectations(), entries_from_sweeps.observe(reports, "selftest"))
     by_case = {(e.kind, e.case.split("::")[1]): e for e in result.entries}
     always = by_case[("fail", "test_always")]
     assert always.strict and always.statuses == (ex.Status.FAIL_MISMATCH,)
@@ -189,11 +189,12 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
     assert [(e.seeds_failed, e.seeds_swept) for e in (always, flips, loose)] == \
         [(3, 3), (2, 3), (2, 3)]
     # One seed alone cannot tell: what failed there is declared strict, with no history.
-    alone = declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest"))
+    alone = entries_from_sweeps.updated(ex.Expectations(),
+                                        entries_from_sweeps.observe(reports[:1], "selftest"))
     assert {e.case.split("::")[1]: (e.strict, e.seeds_swept) for e in alone.entries} == {
         "test_always": (True, None), "test_flips": (True, None), "test_loose": (True, None)}
     # Written, read back, and run again at every seed: each run exits 0.
-    (folder.path / "expectations.toml").write_text(declare.dump(result, "selftest"))
+    (folder.path / "expectations.toml").write_text(entries_from_sweeps.dump(result, "selftest"))
     loaded = ex.load(folder.path / "expectations.toml")
     assert [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in loaded.entries] \
         == [(e.kind, e.strict, e.rule, e.seeds_failed, e.seeds_swept) for e in result.entries]
@@ -222,8 +223,10 @@ def updater_declares_by_what_every_seed_saw_and_the_result_holds(folder, seeds, 
 
 def a_strict_entry_from_one_seed_fails_another(folder, seeds, reports):
     """What made main red: a strict mismatch written from one seed fails another."""
-    (folder.path / "expectations.toml").write_text(declare.dump(
-        declare.updated(ex.Expectations(), declare.observe(reports[:1], "selftest")), "selftest"))
+    (folder.path / "expectations.toml").write_text(entries_from_sweeps.dump(
+        entries_from_sweeps.updated(ex.Expectations(),
+                                    entries_from_sweeps.observe(reports[:1], "selftest")),
+        "selftest"))
     try:
         result, _ = run_at(folder, seeds[1], "-k", "flips")
         assert result.ret == 1
@@ -327,7 +330,7 @@ def sweep_of(*outcomes, flow="f"):
     ([(None, 0.1, None)] * 3, None, "pass", ()),
 ])
 def test_what_a_sweep_of_one_case_declares(outcomes, floor, kind, rule):
-    decided = declare.declaration(sweep_of(*outcomes), floor)
+    decided = entries_from_sweeps.declaration(sweep_of(*outcomes), floor)
     assert (decided.kind, decided.rule) == (kind, rule)
     if kind == "non-strict":
         assert decided.statuses == (next(ex.Status(s) for s, _, _ in outcomes if s),)
@@ -353,7 +356,7 @@ def test_an_exact_outputs_figures_give_no_ratio_to_a_zero_bound():
     figures = sweep.figures()
     assert "the bound" not in figures, figures
     assert "exact outputs differ at some seeds" in figures
-    assert declare.declaration(sweep, None).kind == "non-strict"
+    assert entries_from_sweeps.declaration(sweep, None).kind == "non-strict"
 
 
 def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
@@ -370,10 +373,10 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
                                        flow="g"),
             ("c.py::t", "q1"): sweep_of((None, 0.2, None), ("fail_mismatch", 1.2, None),
                                         flow="q1")}
-    result = declare.updated(ex.Expectations((tolerance, pattern)), seen,
+    result = entries_from_sweeps.updated(ex.Expectations((tolerance, pattern)), seen,
                         sqnr_floors={"f": 20.0, "g": 20.0, "h": 20.0})
     path = tmp_path / "expectations.toml"
-    path.write_text(declare.dump(result, "b"))
+    path.write_text(entries_from_sweeps.dump(result, "b"))
     reread = ex.load(path)
     # f: 2 x 1.6 x 1.5 = 4.8 the flow's bound; SQNR floor 14.5 - 3 -> 11 (a 9 dB drop from
     # 20 is too much): so f, too, goes non-strict; only the bound alone would have fitted
@@ -386,7 +389,7 @@ def test_a_case_failing_under_its_own_tolerance_gets_it_widened_again(tmp_path):
 
     seen[("c.py::t", "f")] = sweep_of((None, 0.5, 30.0), ("fail_mismatch", 1.6, 17.5),
                                       flow="f")
-    path.write_text(declare.dump(declare.updated(ex.Expectations((tolerance,)), seen,
+    path.write_text(entries_from_sweeps.dump(entries_from_sweeps.updated(ex.Expectations((tolerance,)), seen,
                                        sqnr_floors={"f": 20.0, "g": 20.0}), "b"))
     reread = ex.load(path)
     assert reread.failure("f", "c.py::t") is None
@@ -410,7 +413,7 @@ def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_constant_fail
                                           ("fail_mismatch", 1.2, 19.0)),
             ("c.py::fixed", "f"): sweep_of(*[(None, 0.1, 30.0)] * 10)}
     path = tmp_path / "expectations.toml"
-    path.write_text(declare.dump(declare.updated(
+    path.write_text(entries_from_sweeps.dump(entries_from_sweeps.updated(
         ex.Expectations((near, fixed)), seen, sqnr_floors={"f": 20.0}), "b"))
     reread = ex.load(path)
     now = reread.failure("f", "c.py::near")
@@ -422,7 +425,7 @@ def test_a_rewrite_keeps_the_flows_a_sweep_did_not_run_and_makes_a_constant_fail
     assert reread.failure("f", "c.py::fixed") is None
     assert reread.failure("u", "c.py::fixed").reason == "flips"
     # rewritten again from the same sweep: the same file (the figures replaced, not added)
-    again = declare.dump(declare.updated(reread, seen, sqnr_floors={"f": 20.0}), "b")
+    again = entries_from_sweeps.dump(entries_from_sweeps.updated(reread, seen, sqnr_floors={"f": 20.0}), "b")
     assert again == path.read_text()
 
 
@@ -436,11 +439,11 @@ def test_a_narrower_sweep_keeps_the_recorded_history_and_cannot_make_an_entry_st
                            seeds_failed=6, seeds_swept=10)
     three = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 3)}
     twelve = {("c.py::t", "f"): sweep_of(*[("fail_mismatch", 9.0, None)] * 12)}
-    kept = declare.updated(ex.Expectations((strict,)), three).entries
+    kept = entries_from_sweeps.updated(ex.Expectations((strict,)), three).entries
     assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in kept] == [(True, 10, 10)]
-    still = declare.updated(ex.Expectations((loose,)), three).entries
+    still = entries_from_sweeps.updated(ex.Expectations((loose,)), three).entries
     assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in still] == [(False, 6, 10)]
-    wider = declare.updated(ex.Expectations((loose,)), twelve).entries
+    wider = entries_from_sweeps.updated(ex.Expectations((loose,)), twelve).entries
     assert [(e.strict, e.seeds_failed, e.seeds_swept) for e in wider] == [(True, 12, 12)]
 
 
@@ -456,7 +459,7 @@ def test_one_run_that_passes_cannot_remove_an_entry_the_inputs_decide():
     current = ex.Expectations((loose, strict, stage))
     cases = ("c.py::loose", "c.py::strict", "c.py::stage")
     one = {(case, "f"): sweep_of((None, 0.1, 30.0)) for case in cases}
-    after = declare.updated(current, one)
+    after = entries_from_sweeps.updated(current, one)
     assert after.failure("f", "c.py::loose") == loose
     made = after.failure("f", "c.py::strict")
     assert made is not None and not made.strict and made.statuses == mismatch
@@ -464,5 +467,5 @@ def test_one_run_that_passes_cannot_remove_an_entry_the_inputs_decide():
         in made.reason
     assert after.failure("f", "c.py::stage") is None
     ten = {(case, "f"): sweep_of(*[(None, 0.1, 30.0)] * 10) for case in cases}
-    assert declare.updated(current, ten).failure("f", "c.py::loose") is None
-    assert declare.updated(current, ten).failure("f", "c.py::strict") is None
+    assert entries_from_sweeps.updated(current, ten).failure("f", "c.py::loose") is None
+    assert entries_from_sweeps.updated(current, ten).failure("f", "c.py::strict") is None

@@ -319,7 +319,7 @@ def test_each_failure_has_its_repro_command():
     setup_error = by_id["test/data/reports/src/outcome_cases.py::test_setup_error[portable]"]
     assert tally.repro(setup_error) == (
         "tox -e portable -- 'test/data/reports/src/outcome_cases.py::test_setup_error[portable]'"
-        " --seed 1234 -n 0 --json-report-file=reports/repro/last.json")
+        " --seed 1234 -n 0 --json-report-file=reports/repro-command/last.json")
     plain = by_id["test/data/reports/src/outcome_cases.py::test_plain_failure"]
     assert tally.repro(plain) == (
         "pytest test/data/reports/src/outcome_cases.py::test_plain_failure --seed 1234 -p no:xdist")

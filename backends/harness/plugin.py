@@ -21,6 +21,9 @@ them is needed.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -63,6 +66,42 @@ def _seconds_arg(text: str) -> float:
     return value
 
 
+class _OldName(argparse.Action):
+    """An option's old name, kept for one release: it sets what the new name sets, and
+    the session says once that it is going (`say_old_names`). Said at configure time,
+    not here: the arguments are parsed again by the warm process and by each xdist
+    worker."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new_name: str,
+                 **kwargs: Any) -> None:
+        self.new_name = new_name
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        used = getattr(namespace, OLD_NAMES, None)
+        if used is None:  # a list of its own per namespace (pytest parses into copies)
+            used = []
+            setattr(namespace, OLD_NAMES, used)
+        if (option_string, self.new_name) not in used:
+            used.append((option_string, self.new_name))
+
+
+# Where _OldName notes the old names a command line used, in pytest's option namespace.
+OLD_NAMES = "etsuite_old_names"
+
+
+def say_old_names(config: pytest.Config) -> None:
+    """One line on stderr per old option name used, in the process that runs the session
+    (an xdist controller or a run without workers, never a worker)."""
+    if workers.is_xdist_worker(config):
+        return
+    for old, new in getattr(config.option, OLD_NAMES, None) or []:
+        sys.stderr.write(f"etsuite: {old} is deprecated and goes in the next release: "
+                         f"use {new}\n")
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -103,9 +142,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "crash at lower, serialize, load or run: the smallest failing prefix "
                          "of the graph): for failures no [[fail]] entry declares (default), for "
                          "all, or off")
-    group.addoption("--localize-budget", type=_seconds_arg, default=60.0, metavar="SECONDS",
+    group.addoption("--localize-seconds", type=_seconds_arg, default=60.0, metavar="SECONDS",
                     help="the most localization may take in one test, its subtests together "
                          "(default 60)")
+    # "budget" is a backend's cost limit (budgets.toml); the time's old name, for one release
+    group.addoption("--localize-budget", dest="localize_seconds", type=_seconds_arg,
+                    default=60.0, action=_OldName, new_name="--localize-seconds",
+                    metavar="SECONDS", help=argparse.SUPPRESS)
     group.addoption("--budget-host", default=None, metavar="NAME",
                     help="the class of host this run measures time on: the time budgets "
                          "of budgets.toml with `host = NAME` apply (without it, none does; "
@@ -129,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     process that runs tests (no import patches torch: see `speedups.apply`), then one
     plugin object per concern, each handed the same session state."""
     state = session.build_state(config)
+    say_old_names(config)
     warm_client.xdist_workers_from_server(config)
     if not workers.is_xdist_controller(config):
         speedups.apply()

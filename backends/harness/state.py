@@ -99,7 +99,7 @@ class SessionState:
     runner_folder: str | None = None   # the run's pool folder of runner devices
     owns_runner_folder: bool = False   # made here (not handed by an xdist controller)
     finished_before: set[str] = field(default_factory=set)  # its finished tests: not run again
-    localize: LocalizePolicy = field(default_factory=LocalizePolicy)  # --localize, its budget
+    localize: LocalizePolicy = field(default_factory=LocalizePolicy)  # --localize, its time limit
     selected_backends: set[str] = field(init=False)
 
     def __post_init__(self) -> None:

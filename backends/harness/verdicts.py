@@ -28,7 +28,7 @@ from etsuite.backends.harness.contract.record import (
 )
 from etsuite.backends.harness.contract.statuses import FAILING, PASSING, Status
 from etsuite.backends.harness.flows.budgets import check as check_budgets
-from etsuite.backends.harness.flows.expectations import Verdict, judge, rewrite_status
+from etsuite.backends.harness.flows.expectations import DeclaredOutcome, judge, rewrite_status
 from etsuite.backends.harness.items import (
     RUNNER_KEY,
     case_of,
@@ -68,28 +68,28 @@ def decide(flow: Flow | None, case: str, records: list[SubtestRecord], repro: st
     judge it, so only an entry that names fail_budget absorbs it."""
     if flow is not None:
         check_budgets(flow.budgets, flow.name, case, records, host)
-    verdict = judge(flow.expectations, flow.name, case, records) if flow else Verdict()
-    # (no flow: the Verdict() above, with no xfail reason)
-    xfail = f"{flow.name}: {verdict.xfail_reason}" if verdict.xfail_reason else None  # type: ignore[union-attr]
+    declared = judge(flow.expectations, flow.name, case, records) if flow else DeclaredOutcome()
+    # (no flow: the DeclaredOutcome() above, with no xfail reason)
+    xfail = f"{flow.name}: {declared.xfail_reason}" if declared.xfail_reason else None  # type: ignore[union-attr]
     if lost is not None:
-        failure = f"{lost}\n{verdict.failure}" if verdict.failure else lost
+        failure = f"{lost}\n{declared.failure}" if declared.failure else lost
         return Outcome(records, xfail=xfail, failure=None if xfail else failure)
     if xfail:
         return Outcome(records, xfail=xfail)
     failing = [r for r in records if r.status in FAILING]
-    if failing or verdict.failure:
-        return Outcome(records, failure=_failure_message(verdict, failing, records, repro))
+    if failing or declared.failure:
+        return Outcome(records, failure=_failure_message(declared, failing, records, repro))
     if not any(r.status in PASSING for r in records):
         first = records[0]
         return Outcome(records, skip=f"{first.status}: {first.error or ''}".strip())
     return Outcome(records)
 
 
-def _failure_message(verdict: Verdict, failing: list, records: list, repro: str | None) -> str:
+def _failure_message(declared: DeclaredOutcome, failing: list, records: list, repro: str | None) -> str:
     """First line says how (for the short summary), then every failing subtest."""
     lines = []
-    if verdict.failure:
-        lines.append(verdict.failure)
+    if declared.failure:
+        lines.append(declared.failure)
     if failing:
         first = failing[0]
         where = where_it_breaks(first.localization)

@@ -98,7 +98,7 @@ def copy_with_our_imports(sources: list[str], folder: str) -> list[str]:
 
 
 @dataclass
-class Run:
+class MeasuredRun:
     """One pytest process tree: its time, memory and what it reported."""
 
     label: str
@@ -122,7 +122,8 @@ class Run:
         return {case_key(test["nodeid"]): verdict(test) for test in self.tests}
 
 
-def run_pytest(label: str, args: list[str], scratch: str, warm: PrivateWarm | None = None) -> Run:
+def run_pytest(label: str, args: list[str], scratch: str,
+               warm: PrivateWarm | None = None) -> MeasuredRun:
     """Run pytest in a fresh process (so each run pays its own imports), timing wall and
     CPU (the process tree's, from the kernel's accounting of waited-for children). With
     `warm`, the run goes through that warm process (`--warm`) and its CPU includes the
@@ -152,7 +153,7 @@ def run_pytest(label: str, args: list[str], scratch: str, warm: PrivateWarm | No
             probes.append(json.load(handle))
     workers = [p for p in probes if p["worker"] != "main"] or probes
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) + server_cpu
-    return Run(label, wall, cpu, [p["peak_rss_mb"] for p in workers],
+    return MeasuredRun(label, wall, cpu, [p["peak_rss_mb"] for p in workers],
                [p["rss_after_each_test_mb"] for p in workers],
                [p["startup_s"] for p in workers if p.get("startup_s") is not None], tests,
                phases_of(probes))
@@ -177,7 +178,7 @@ def verdict(test: dict) -> str:
     return "skip"
 
 
-def stage_fractions(run: Run) -> dict[str, float]:
+def stage_fractions(run: MeasuredRun) -> dict[str, float]:
     """Share of the pipeline's time per stage over all of our records."""
     totals = {stage: 0.0 for stage in STAGES}
     for test in run.tests:
@@ -194,7 +195,8 @@ def median(values: list[float]) -> float:
 
 
 def compare_flow(flow: str, upstream: list[str], ours: list[str], workers: str, repeat: int,
-                 scratch: str, warm: PrivateWarm | None) -> tuple[list[Run], list[Run], list[Run]]:
+                 scratch: str, warm: PrivateWarm | None
+                 ) -> tuple[list[MeasuredRun], list[MeasuredRun], list[MeasuredRun]]:
     """Alternate the reference, ours and (with `warm`) ours through the warm process
     `repeat` times on the same modules and flow."""
     reference_runs, our_runs, warm_runs = [], [], []
@@ -234,7 +236,7 @@ def start_warm(ours: list[str], flows: list[str], scratch: str) -> PrivateWarm:
     return warm
 
 
-def parallel_bound_line(single: Run, parallel: Run) -> str:
+def parallel_bound_line(single: MeasuredRun, parallel: MeasuredRun) -> str:
     """What start-up allows: the one-process run spends F1 before its first test and
     W = T1 - F1 on tests; under -n 2 each worker pays its own start-up F2 before sharing
     W, so T2 >= F2 + W / 2 and T1 / (2 T2) <= T1 / (2 F2 + W), however well the tests are
@@ -254,7 +256,7 @@ def parallel_bound_line(single: Run, parallel: Run) -> str:
     return line
 
 
-def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
+def verdict_agreement(reference: MeasuredRun, ours: MeasuredRun) -> tuple[int, list[str]]:
     theirs, mine = reference.verdicts, ours.verdicts
     differing = [f"{'::'.join(key[:2])}[{'-'.join(key[2])}]: "
                  f"reference {theirs[key]}, ours {mine.get(key, 'absent')}"
@@ -262,7 +264,7 @@ def verdict_agreement(reference: Run, ours: Run) -> tuple[int, list[str]]:
     return len(theirs) - len(differing), differing
 
 
-def disagreement_groups(reference: Run, ours: Run) -> list[str]:
+def disagreement_groups(reference: MeasuredRun, ours: MeasuredRun) -> list[str]:
     """The differing verdicts counted by (reference, ours), with the statuses our records
     give them, so a difference in judging (the reference skips what failed for reasons it
     does not blame on the backend, and passes an undelegated program without running it)
@@ -366,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = copy_with_our_imports(upstream, os.path.join(scratch, "operators"))
         warm = None if options.no_warm else start_warm(ours, flows, scratch)
         rows, agreement_lines, stage_rows, last_ours, last_warm = [], [], [], {}, {}
-        last_runs: list[tuple[str, list[Run]]] = []
+        last_runs: list[tuple[str, list[MeasuredRun]]] = []
         for flow in flows:
             reference_runs, our_runs, warm_runs = compare_flow(
                 flow, upstream, ours, options.workers, options.repeat, scratch, warm)
@@ -486,7 +488,7 @@ def localization_table(modules: list[str], flows: list[str], options: argparse.N
     if not modules:
         return "- none of the selected modules exists in backends/suite/operators"
     args = [*modules, *(a for flow in flows for a in ("--flow", flow)), "-n", options.workers]
-    runs: dict[str, list[Run]] = {mode: [] for mode in LOCALIZE_MODES}
+    runs: dict[str, list[MeasuredRun]] = {mode: [] for mode in LOCALIZE_MODES}
     for repeat in range(max(options.repeat, 1)):
         for mode in LOCALIZE_MODES:
             _progress(f"localize {mode}, run {repeat + 1}")

@@ -12,7 +12,7 @@ import tabulate as tabulate_module
 
 def table(headers: list[str], rows: list[list]) -> tuple[str, list[str]]:
     """tabulate's GitHub table, split into (header lines, one line per row) for the
-    budget. Wide-character handling is off so the padding does not depend on whether
+    size limit. Wide-character handling is off so the padding does not depend on whether
     wcwidth happens to be installed."""
     with _narrow_chars():
         text = tabulate_module.tabulate(

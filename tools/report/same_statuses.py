@@ -20,7 +20,10 @@ from etsuite.tools.report import loading
 
 
 @dataclass
-class Comparison:
+class StatusDifferences:
+    """What `compare` found: how many tests and subtests it compared, and every status
+    that differs."""
+
     tests: int = 0
     subtests: int = 0
     differences: list[str] = field(default_factory=list)
@@ -30,10 +33,10 @@ def _subtest_statuses(result: loading.TestResult) -> list[tuple[int, str, str | 
     return sorted((r.subtest, r.status.value, r.observed_status) for r in result.records)
 
 
-def compare(before: loading.Merged, after: loading.Merged) -> Comparison:
+def compare(before: loading.Merged, after: loading.Merged) -> StatusDifferences:
     was = {r.nodeid: r for r in before.results}
     now = {r.nodeid: r for r in after.results}
-    found = Comparison()
+    found = StatusDifferences()
     for nodeid in sorted(set(was) | set(now)):
         old, new = was.get(nodeid), now.get(nodeid)
         if old is None or new is None:

@@ -222,6 +222,8 @@ class _Attempts:
         return f"{self.last.get('status', 'no answer')}" + (f" ({error})" if error else "")
 
     def fails(self, first: int, count: int) -> bool:
+        # "budget spent" is the words a record's reason says, kept as they were (the
+        # report's text; the time limit is --localize-seconds)
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise localize.NotLocalized(f"budget spent (after {self.count} attempts)")
@@ -237,11 +239,11 @@ class _Attempts:
         return answer["status"] == self.status
 
 
-def localize_stage(exported: Any, inputs: tuple, flow: Flow, status: str, budget: float,
+def localize_stage(exported: Any, inputs: tuple, flow: Flow, status: str, time_limit: float,
                    run_pipeline: Callable, repro: Callable[..., dict] | None = None,
                    stage: str | None = None) -> dict:
     """The record's `localization` for a stage failure `status` (keys in
-    contract/record.py), within `budget` seconds; each attempt forked (`contained`).
+    contract/record.py), within `time_limit` seconds; each attempt forked (`contained`).
     A fail_crash names its `stage` (the one its process died in): an attempt that dies
     there is one that fails the same way."""
     started = time.monotonic()
@@ -253,7 +255,7 @@ def localize_stage(exported: Any, inputs: tuple, flow: Flow, status: str, budget
         if not nodes:
             raise localize.NotLocalized("the exported graph has no computing node")
         tries = _Attempts(unlifted, inputs, flow, status, stage, run_pipeline,
-                          started + budget)
+                          started + time_limit)
         if not tries.fails(0, len(nodes)):
             # (pass_undelegated says nothing of the backend: the partitioner took none
             # of the graph exported again)
@@ -273,11 +275,11 @@ def localize_stage(exported: Any, inputs: tuple, flow: Flow, status: str, budget
         found = {**localize.describe(node), "method": METHOD, "localized": True,
                  "attempts": tries.count, "prefix": low, "of": len(nodes)}
         if repro is not None:
-            found["repro"] = _repro(repro, node, exported, inputs, started + budget)
+            found["repro"] = _repro(repro, node, exported, inputs, started + time_limit)
         found["seconds"] = round(time.monotonic() - started, 3)
         return found
     except localize.NotLocalized as why:
-        text = str(why).replace("budget spent", f"budget of {budget:g} s spent")
+        text = str(why).replace("budget spent", f"budget of {time_limit:g} s spent")
         return _not_localized(text, started, tries.count if tries else 0)
     except Exception as error:  # noqa: BLE001 - localizing must never change a verdict
         return _not_localized(f"{type(error).__name__}: {error}".splitlines()[0][:300],

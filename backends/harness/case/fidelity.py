@@ -346,8 +346,9 @@ def _values_only(want: list, got: list) -> bool:
 
 
 @dataclass
-class Verdict:
-    """A compared subtest: its status and what the record keeps of it."""
+class OutputJudgement:
+    """The judgement of one subtest's outputs (a compared subtest): its status and what
+    the record keeps of it."""
 
     status: Status
     comparison: Comparison               # the fp32-eager comparison (statistics, rule)
@@ -356,7 +357,7 @@ class Verdict:
 
 
 def judge(expected: Any, actual: list, rules: RuleBook | Tolerance,
-          reference: QuantizedReference | None, trends: bool = True) -> Verdict:
+          reference: QuantizedReference | None, trends: bool = True) -> OutputJudgement:
     """The status of one call's outputs: the fp32-eager rule, and for a quantizing flow
     with a quantized reference, backend fidelity first (see the module's docstring).
     `trends=False` leaves out the bias and gain tests (a step sequence judges those over
@@ -366,7 +367,7 @@ def judge(expected: Any, actual: list, rules: RuleBook | Tolerance,
     if reference is None or reference.why_not is not None \
             or book.base.fidelity_steps is None:
         status = Status.PASS if accuracy.matched else Status.FAIL_MISMATCH
-        return Verdict(status, accuracy, accuracy.message)
+        return OutputJudgement(status, accuracy, accuracy.message)
     want, got = _tensors(flatten_tensors(expected)), _tensors(actual)
     fidelity = judge_fidelity(want, _tensors(flatten_tensors(reference.outputs)), got,
                               reference.quantization, book, trends)
@@ -374,16 +375,16 @@ def judge(expected: Any, actual: list, rules: RuleBook | Tolerance,
         message = f"backend fidelity (against its {QUANTIZED_REFERENCE}): {fidelity.text}"
         if not accuracy.matched:
             message += f"; against fp32 eager: {accuracy.message}"
-        return Verdict(Status.FAIL_MISMATCH, accuracy, message, fidelity)
+        return OutputJudgement(Status.FAIL_MISMATCH, accuracy, message, fidelity)
     if not accuracy.matched and not _values_only(want, got):
         # A count, shape, dtype or integer value that differs from eager is a wrong
         # answer whatever the quantized program says: the fp32-eager rule decides alone.
-        return Verdict(Status.FAIL_MISMATCH, accuracy, accuracy.message, fidelity)
+        return OutputJudgement(Status.FAIL_MISMATCH, accuracy, accuracy.message, fidelity)
     if not accuracy.matched:
         message = (f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
                    f"program ({fidelity.text}): the loss is the recipe's quantization")
-        return Verdict(Status.FAIL_RECIPE_ACCURACY, accuracy, message, fidelity)
-    return Verdict(Status.PASS, accuracy, "", fidelity)
+        return OutputJudgement(Status.FAIL_RECIPE_ACCURACY, accuracy, message, fidelity)
+    return OutputJudgement(Status.PASS, accuracy, "", fidelity)
 
 
 def judge_trends(expected: list, actual: list, rules: RuleBook | Tolerance,

@@ -27,7 +27,7 @@ one off the rule is that node ("one node per delegate call"). When that lowering
 or no longer fails the rule, the record names the delegate call and the exported nodes
 it took, and says why it went no further.
 Never raises, and never ends the test: `contained` runs the work in a forked process,
-so a runtime that crashes with ETDump on, or a localization that overruns its budget, is
+so a runtime that crashes with ETDump on, or a localization that overruns its time limit, is
 "not localized: ..." and the subtest keeps the status it had.
 """
 
@@ -460,16 +460,16 @@ def not_localized(why: str, started: float, compared: int = 0, method: str = MET
             "compared": compared, "seconds": round(time.monotonic() - started, 3)}
 
 
-# A forked localization that has not answered this long after its budget is killed.
+# A forked localization that has not answered this long after its time limit is killed.
 GRACE_SECONDS = 5.0
 # True in a process `contained` forked: its own forks stay in its process group, so that
 # killing the outermost one's group ends every attempt it started.
 _INSIDE = False
 
 
-def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> dict:
+def contained(work: Callable[[], dict], time_limit: float, method: str = METHOD) -> dict:
     """`work()` in a forked child, its answer back as JSON: a crash (a signal) or no answer
-    within the budget and a grace is "not localized" by `method` (what `work` was doing),
+    within the time limit and a grace is "not localized" by `method` (what `work` was doing),
     never the test's own crash. The outermost child leads a process group: killed, it
     takes the attempts it forked along."""
     global _INSIDE
@@ -497,7 +497,7 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
             pass
     os.close(write_end)
     chunks = []
-    deadline = started + budget + GRACE_SECONDS
+    deadline = started + time_limit + GRACE_SECONDS
     with os.fdopen(read_end, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
@@ -508,7 +508,7 @@ def contained(work: Callable[[], dict], budget: float, method: str = METHOD) -> 
                 else:
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return not_localized(f"budget of {budget:g} s spent (stopped)", started,
+                return not_localized(f"budget of {time_limit:g} s spent (stopped)", started,
                                      method=method)
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
@@ -531,13 +531,13 @@ INSIDE = "_inside"
 
 
 def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
-                  budget: float, split: Callable[..., Target] | None = None,
+                  time_limit: float, split: Callable[..., Target] | None = None,
                   repro: Callable[..., dict] | None = None,
                   earlier: list | tuple = ()) -> dict:
     """`localize`, then, when a delegate call of several nodes is where it starts, again
     on the program `split()` lowers one node per delegate call, to name the node."""
     started = time.monotonic()
-    found = localize(target, runtime, inputs, rules, budget, repro, earlier)
+    found = localize(target, runtime, inputs, rules, time_limit, repro, earlier)
     culprit = found.pop(INSIDE, None)
     found["lowerings"] = 1  # the program, lowered again by the caller for its ETDump
     boundary = found.get("boundary") or {}
@@ -550,12 +550,12 @@ def localize_deep(target: Target, runtime: Runtime, inputs: list, rules: RuleBoo
         order = {n.name: i for i, n in enumerate(target.exported.graph.nodes)}
         whole = sorted(set(culprit or ()) & set(order), key=order.__getitem__)
         names, lowerings, halving = _halved(whole, target, runtime, inputs, rules, split,
-                                            budget - (time.monotonic() - started), earlier)
+                                            time_limit - (time.monotonic() - started), earlier)
         found["compared"] += halving
         found["lowerings"] = 2 + lowerings  # the program, the halvings, the split
         program = split(set(whole), _around(whole, names))
         found["split_calls"] = len(program.lineage.delegates)
-        inner = localize(program, runtime, inputs, rules, budget - (time.monotonic() - started),
+        inner = localize(program, runtime, inputs, rules, time_limit - (time.monotonic() - started),
                          repro, earlier)
         inner.pop(INSIDE, None)
     except Exception as error:  # noqa: BLE001 - the delegate call stays the answer
@@ -597,7 +597,7 @@ def _around(whole: list, names: list) -> dict:
 
 
 def _halved(whole: list, target: Target, runtime: Runtime, inputs: list,
-            rules: RuleBook | Tolerance, split: Callable[..., Target], budget: float,
+            rules: RuleBook | Tolerance, split: Callable[..., Target], time_limit: float,
             earlier: list | tuple) -> tuple[list, int, int]:
     """The run of the culprit partition's nodes (in graph order) that holds the first
     node off the rule, narrowed by halves while it has more than HALVING_ABOVE; the
@@ -605,14 +605,14 @@ def _halved(whole: list, target: Target, runtime: Runtime, inputs: list,
     not one of its two halves."""
     started = time.monotonic()
     names, lowerings, compared = whole, 0, 0
-    while len(names) > HALVING_ABOVE and time.monotonic() - started < budget:
+    while len(names) > HALVING_ABOVE and time.monotonic() - started < time_limit:
         middle = len(names) // 2
         first, second = names[:middle], names[middle:]
         groups = {**_around(whole, names), **{n: "first_half" for n in first},
                   **{n: "second_half" for n in second}}
         lowerings += 1
         answer = localize(split(set(whole), groups), runtime, inputs, rules,
-                          budget - (time.monotonic() - started), None, earlier)
+                          time_limit - (time.monotonic() - started), None, earlier)
         inside = set(answer.pop(INSIDE, None) or ())
         compared += answer.get("compared", 0)
         if not answer.get("localized") or not inside:
@@ -627,10 +627,10 @@ def _halved(whole: list, target: Target, runtime: Runtime, inputs: list,
 
 
 def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | Tolerance,
-             budget: float, repro: Callable[..., dict] | None = None,
+             time_limit: float, repro: Callable[..., dict] | None = None,
              earlier: list | tuple = ()) -> dict:
     """The record's `localization` (keys in contract/record.py): the first exported node in
-    execution order whose runtime output fails `rules`, within `budget` seconds. With
+    execution order whose runtime output fails `rules`, within `time_limit` seconds. With
     `repro`, a named node's op is then lowered alone on its captured inputs (repro.py)."""
     started = time.monotonic()
     compared = 0
@@ -639,7 +639,7 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
         if not isinstance(runtime, ExecuTorchRuntime):
             raise NotLocalized(f"the program ran on {runtime.name}; intermediates are read "
                                f"from this host's ExecuTorch runtime")
-        clock = _Budget(budget, started)
+        clock = _TimeLimit(time_limit, started)
         clock.check("start")
         eager = eager_intermediates(target.exported, inputs, earlier)
         clock.check("the eager run")
@@ -676,7 +676,7 @@ def localize(target: Target, runtime: Runtime, inputs: list, rules: RuleBook | T
                                            ("node", "target", "source", "delegate")}}
             if repro is not None and found.get("node"):
                 clock.check("the minimal repro")
-                found["repro"] = _repro(repro, nodes[found["node"]], eager, started + budget)
+                found["repro"] = _repro(repro, nodes[found["node"]], eager, started + time_limit)
             found.update(method=METHOD, localized=True, compared=compared, matches=matches,
                          reference=_reference(target.exported),
                          seconds=round(time.monotonic() - started, 3))
@@ -860,7 +860,10 @@ def _repro(repro: Callable[..., dict], node: torch.fx.Node, eager: dict, deadlin
 
 
 @dataclass
-class _Budget:
+class _TimeLimit:
+    """Localization's time limit (--localize-seconds). Its reason still says "budget of N s
+    spent": a record's words, kept as they were."""
+
     seconds: float
     started: float
 

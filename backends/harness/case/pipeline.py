@@ -118,10 +118,10 @@ def _error_text(error: BaseException) -> str:
         parts.append("".join(traceback.format_exception_only(type(cause), cause)).strip())
         cause = cause.__cause__
     # Each wrapper keeps a short head (a pass manager's lists every pass run before);
-    # the root cause gets the rest of the record's budget.
+    # the root cause gets the rest of the error's room.
     wrappers = [trim_error(part, WRAPPER_LIMIT) for part in parts[:-1]]
-    budget = ERROR_LIMIT - sum(len(w) + len(CAUSE_SEPARATOR) for w in wrappers)
-    return trim_error(CAUSE_SEPARATOR.join([*wrappers, trim_error(parts[-1], budget)]))
+    room = ERROR_LIMIT - sum(len(w) + len(CAUSE_SEPARATOR) for w in wrappers)
+    return trim_error(CAUSE_SEPARATOR.join([*wrappers, trim_error(parts[-1], room)]))
 
 
 WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
@@ -178,7 +178,7 @@ def run_pipeline(
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
     run_inputs: tuple | None = None,
-    localize_budget: float | None = None,
+    localize_seconds: float | None = None,
     repro_to: dict | None = None,
     crashed_at: str | None = None,
     after_export: Callable[[Any], Any] | None = None,
@@ -187,16 +187,16 @@ def run_pipeline(
     raises for a failure of the model or the backend: that is what the record is for.
     `run_inputs` (default: `inputs`) are what the program and eager run on for the
     comparison; `inputs` trace the export and calibrate quantization. With
-    `localize_budget` (seconds), a fail_mismatch is localized (case/localize.py) and the
+    `localize_seconds` (seconds), a fail_mismatch is localized (case/localize.py) and the
     op it starts at is tried alone (case/repro.py); `repro_to` ({folder, test_id, tox_env})
     says where that minimal repro is written. `crashed_at` (a stage): this subtest's
     process died there in an earlier run; the stage is not run again, and the crash is
-    bisected (`localize_budget` permitting). `after_export` is applied to the exported
+    bisected (`localize_seconds` permitting). `after_export` is applied to the exported
     program (bisection gives a re-exported window its nodes' metadata back)."""
     inputs = tuple(inputs)
     calls = OneCall(inputs if run_inputs is None else tuple(run_inputs), repro_to)
     return _run(model.eval(), inputs, calls, flow, dynamic_shapes, tolerance, on_stage,
-                localize_budget, crashed_at, after_export)
+                localize_seconds, crashed_at, after_export)
 
 
 def run_steps_pipeline(
@@ -207,7 +207,7 @@ def run_steps_pipeline(
     dynamic_shapes: Any = None,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
-    localize_budget: float | None = None,
+    localize_seconds: float | None = None,
     crashed_at: str | None = None,
     next_token_logits: int | None = None,
 ) -> PipelineOutcome:
@@ -218,7 +218,7 @@ def run_steps_pipeline(
     calls = StepCalls(as_steps(steps), next_token_logits=next_token_logits)
     model = prepare_stateful(model)
     return _run(model, calls.steps[0], calls, flow, dynamic_shapes, tolerance, on_stage,
-                localize_budget, crashed_at)
+                localize_seconds, crashed_at)
 
 
 def run_methods_pipeline(
@@ -228,7 +228,7 @@ def run_methods_pipeline(
     *,
     tolerance: RuleBook | None = None,
     on_stage: Callable[[str], None] = lambda stage: None,
-    localize_budget: float | None = None,
+    localize_seconds: float | None = None,
     crashed_at: str | None = None,
 ) -> PipelineOutcome:
     """A program of several methods (see `MethodCalls`): `methods` maps each name to
@@ -245,13 +245,13 @@ def run_methods_pipeline(
         examples[name] = (tuple(example), shapes[0] if shapes else None)
     steps = as_steps([step for _, step in calls])
     plan = MethodCalls(steps, methods=examples, order=[name for name, _ in calls])
-    return _run(modules, (), plan, flow, None, tolerance, on_stage, localize_budget,
+    return _run(modules, (), plan, flow, None, tolerance, on_stage, localize_seconds,
                 crashed_at)
 
 
 def _run(model: Any, inputs: tuple, calls: Calls, flow: Flow, dynamic_shapes: Any,
          tolerance: RuleBook | None, on_stage: Callable[[str], None],
-         localize_budget: float | None = None, crashed_at: str | None = None,
+         localize_seconds: float | None = None, crashed_at: str | None = None,
          after_export: Callable[[Any], Any] | None = None) -> PipelineOutcome:
     outcome = PipelineOutcome()
     timer = _Timer(outcome.timings, on_stage, crashed_at)
@@ -275,7 +275,7 @@ def _run(model: Any, inputs: tuple, calls: Calls, flow: Flow, dynamic_shapes: An
 
             exported = timer.run("quantize", quantize_with_reference)
         _lower_run_compare(exported, calls, expected, flow, tolerance, timer, outcome,
-                           localize_budget)
+                           localize_seconds)
     except StageError as failure:
         outcome.stage = failure.stage
         outcome.error = _error_text(failure.error)
@@ -283,11 +283,11 @@ def _run(model: Any, inputs: tuple, calls: Calls, flow: Flow, dynamic_shapes: An
     except CrashAhead as ahead:
         outcome.status, outcome.stage = Status.FAIL_CRASH, ahead.stage
         outcome.error = f"the test's process died at {ahead.stage} (not run again here)"
-    if localize_budget is not None and exported is not None and outcome.status is not None \
+    if localize_seconds is not None and exported is not None and outcome.status is not None \
             and outcome.status.value in bisection.BISECTED:
         on_stage("localize")
         outcome.localization = calls.localize_stage(exported, flow, outcome.status.value,
-                                                    localize_budget, outcome.stage)
+                                                    localize_seconds, outcome.stage)
     return outcome
 
 
@@ -326,7 +326,7 @@ def lower(exported: Any, flow: Flow) -> Any:
 
 def _lower_run_compare(exported: Any, calls: Calls, expected: Any, flow: Flow,
                        tolerance: RuleBook | None, timer: _Timer,
-                       found: PipelineOutcome, localize_budget: float | None) -> None:
+                       found: PipelineOutcome, localize_seconds: float | None) -> None:
     """Fills `found` as stages complete, so a late failure keeps the delegation counts
     and .pte size gathered before it."""
     edge = timer.run("lower", lambda: lower(exported, flow))
@@ -392,9 +392,9 @@ def _lower_run_compare(exported: Any, calls: Calls, expected: Any, flow: Flow,
     elif verdict.status is not Status.PASS:
         found.status, found.stage, found.error = \
             Status.FAIL_MISMATCH, "compare", verdict.message
-        if localize_budget is not None:
+        if localize_seconds is not None:
             timer.on_stage("localize")
-            found.localization = calls.localize(exported, runtime, rules, localize_budget,
+            found.localization = calls.localize(exported, runtime, rules, localize_seconds,
                                                 found, flow)
     elif flow.delegates and computing_ops(delegated) == 0:
         found.status = Status.PASS_UNDELEGATED
@@ -484,14 +484,14 @@ class Calls(Protocol):
         """The runtime's outputs of the calls (the `run` stage)."""
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: PipelineOutcome) -> fidelity.Verdict:
+              found: PipelineOutcome) -> fidelity.OutputJudgement:
         """The outputs against the reference (the `compare` stage)."""
 
-    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
                  found: PipelineOutcome, flow: Flow) -> dict:
         """Where a mismatch starts: the record's `localization`."""
 
-    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
+    def localize_stage(self, exported: Any, flow: Flow, status: str, time_limit: float,
                        stage: str | None = None) -> dict:
         """Where a stage failure starts: the record's `localization`."""
 
@@ -565,10 +565,10 @@ class OneCall(_SingleMethod):
         return runtime.execute(loaded, found.replay.inputs)
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: "PipelineOutcome") -> fidelity.Verdict:
+              found: "PipelineOutcome") -> fidelity.OutputJudgement:
         return fidelity.judge(expected, actual, rules, found.quantized_reference)
 
-    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
                  found: "PipelineOutcome", flow: Flow) -> dict:
         """Where the mismatch starts (case/localize.py), in a forked process. A program
         that ran elsewhere than on this host's ExecuTorch runtime (a runner, the TOSA
@@ -579,37 +579,37 @@ class OneCall(_SingleMethod):
         assert found.replay is not None
         if not isinstance(runtime, ExecuTorchRuntime):
             if found.delegated_nodes:
-                return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, budget,
+                return self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, time_limit,
                                            "compare")
             runtime = ExecuTorchRuntime()
         started = time.monotonic()
         alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported,
                        found.replay.inputs, self.repro_to)
-        first = _localize_mismatch(exported, runtime, rules, budget, flow,
+        first = _localize_mismatch(exported, runtime, rules, time_limit, flow,
                                    found.replay.inputs, (), alone)
-        left = budget - (time.monotonic() - started)
+        left = time_limit - (time.monotonic() - started)
         if not str(first.get("reason", "")).startswith(localize.COULD_NOT_COMPARE) or left <= 0:
             return first
         # Intermediates that compared nothing, or not enough, decide nothing: the next
-        # method, bisection over prefixes of the graph, within what is left of the budget.
+        # method, bisection over prefixes of the graph, within what is left of the time limit.
         then = self.localize_stage(exported, flow, Status.FAIL_MISMATCH.value, left, "compare")
         then["tried"] = [first]
         then["lowerings"] = first.get("lowerings", 0) + then.get("attempts", 0)
         then["seconds"] = round(time.monotonic() - started, 3)
         return then
 
-    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
+    def localize_stage(self, exported: Any, flow: Flow, status: str, time_limit: float,
                        stage: str | None = None) -> dict:
         """Where a stage failure starts (case/bisection.py), in a forked process. `stage`:
         the stage it failed at (a crash's status does not say)."""
         inputs = tuple(pytree.tree_leaves(self.inputs))
         alone = _alone(flow, status, stage, exported, inputs, self.repro_to)
         return localize.contained(lambda: bisection.localize_stage(
-            exported, inputs, flow, status, budget, run_pipeline, alone, stage), budget,
+            exported, inputs, flow, status, time_limit, run_pipeline, alone, stage), time_limit,
             method=bisection.METHOD)
 
 
-def _localize_mismatch(exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+def _localize_mismatch(exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
                        flow: Flow, inputs: list, earlier: list | tuple,
                        alone: Callable[[Any, dict, float], dict]) -> dict:
     """Where a mismatch starts (case/localize.py), in a forked process: the program is
@@ -632,8 +632,8 @@ def _localize_mismatch(exported: Any, runtime: Runtime, rules: RuleBook, budget:
             localize.one_node_per_partition(p, only, exported, groups) for p in inner()]))
 
     return localize.contained(lambda: localize.localize_deep(
-        lowered(flow), runtime, inputs, rules, budget, split if flow.delegates else None,
-        alone, earlier), budget)
+        lowered(flow), runtime, inputs, rules, time_limit, split if flow.delegates else None,
+        alone, earlier), time_limit)
 
 
 def _alone(flow: Flow, status: str, stage: str | None, exported: Any, inputs: Any,
@@ -706,7 +706,7 @@ class StepCalls(_SingleMethod):
                 "reference is not built yet"))
         return fidelity.build_reference(quantized, self.reference)
 
-    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, budget: float,
+    def localize(self, exported: Any, runtime: Runtime, rules: RuleBook, time_limit: float,
                  found: "PipelineOutcome", flow: Flow) -> dict:
         """Where the first failing step's mismatch starts: the steps before it run first,
         on the runtime's one loaded method and eagerly with the buffers each step mutates
@@ -718,10 +718,10 @@ class StepCalls(_SingleMethod):
             return localize.not_localized("no step failed its rule", time.monotonic())
         steps = [flat_inputs(step) for step in self.steps[:found.failed_step + 1]]
         alone = _alone(flow, Status.FAIL_MISMATCH.value, "compare", exported, steps[-1], None)
-        return _localize_mismatch(exported, runtime, rules, budget, flow, steps[-1],
+        return _localize_mismatch(exported, runtime, rules, time_limit, flow, steps[-1],
                                   steps[:-1], alone)
 
-    def localize_stage(self, exported: Any, flow: Flow, status: str, budget: float,
+    def localize_stage(self, exported: Any, flow: Flow, status: str, time_limit: float,
                        stage: str | None = None) -> dict:
         """A failure before the steps run (lower, serialize, load) needs one program and
         its first step's inputs: bisected as a one-call program's. A run failure of a
@@ -730,7 +730,7 @@ class StepCalls(_SingleMethod):
             why = "a step sequence's run failure" if stage == "run" \
                 else "a program of several methods"
             return localize.not_localized(f"{why} is not bisected yet", time.monotonic())
-        return OneCall(self.steps[0]).localize_stage(exported, flow, status, budget, stage)
+        return OneCall(self.steps[0]).localize_stage(exported, flow, status, time_limit, stage)
 
     def missing(self, runtime: Runtime) -> str | None:
         if getattr(runtime, "carries_state", True) is False \
@@ -744,7 +744,7 @@ class StepCalls(_SingleMethod):
         return outputs
 
     def judge(self, expected: Any, actual: list, rules: RuleBook,
-              found: "PipelineOutcome") -> fidelity.Verdict:
+              found: "PipelineOutcome") -> fidelity.OutputJudgement:
         judged = judge_steps(expected, actual, rules)
         found.step_errors, found.failed_step = judged.errors, judged.failed_step
         found.step_sqnr_db = judged.sqnr_db
@@ -761,14 +761,14 @@ class StepCalls(_SingleMethod):
                 message = "; ".join(m for m in (message, f"next-token answer, {why}") if m)
                 if found.failed_step is None:
                     found.failed_step = step
-        accuracy = fidelity.Verdict(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
+        accuracy = fidelity.OutputJudgement(Status.PASS if comparison.matched else Status.FAIL_MISMATCH,
                                     comparison, message)
         return self._with_fidelity(accuracy, expected, actual, rules, found)
 
     @staticmethod
-    def _with_fidelity(accuracy: fidelity.Verdict, expected: Any, actual: list,
+    def _with_fidelity(accuracy: fidelity.OutputJudgement, expected: Any, actual: list,
                        rules: RuleBook,
-                       found: "PipelineOutcome") -> fidelity.Verdict:
+                       found: "PipelineOutcome") -> fidelity.OutputJudgement:
         """A quantizing flow's steps judged against the quantized reference too, step by
         step (case/fidelity.py): the first step the backend leaves its quantized program
         at fails it (fail_mismatch), and so do a bias or gain over all steps pooled; a
@@ -788,29 +788,29 @@ class StepCalls(_SingleMethod):
         if broken is not None:
             found.failed_step = broken
             verdict = steps[broken]
-            return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison,
+            return fidelity.OutputJudgement(Status.FAIL_MISMATCH, accuracy.comparison,
                                     f"diverges at step {broken} of {count}: {verdict.message}",
                                     verdict.fidelity)
         trends = fidelity.judge_trends(expected, actual, rules, reference)
         if trends is not None and not trends.passed:
             found.failed_step = 0  # a kernel's offset or scale acts from the first step
-            return fidelity.Verdict(
+            return fidelity.OutputJudgement(
                 Status.FAIL_MISMATCH, accuracy.comparison,
                 f"over all {count} steps: backend fidelity (against its "
                 f"{fidelity.QUANTIZED_REFERENCE}): {trends.text}", trends)
         worst = max(steps, key=_largest_steps)
         shown = trends if trends is not None else worst.fidelity  # the record's figures
         if accuracy.status is Status.PASS:
-            return fidelity.Verdict(Status.PASS, accuracy.comparison, "", shown)
+            return fidelity.OutputJudgement(Status.PASS, accuracy.comparison, "", shown)
         if all(v.status is not Status.FAIL_MISMATCH for v in steps):
             # every step's outputs differ from eager in float values only, the backend
             # matching its quantized program at each: the recipe's loss
-            return fidelity.Verdict(
+            return fidelity.OutputJudgement(
                 Status.FAIL_RECIPE_ACCURACY, accuracy.comparison,
                 f"recipe accuracy: {accuracy.message}; the backend matches its quantized "
                 f"program at every step: the loss is the recipe's quantization",
                 shown)
-        return fidelity.Verdict(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
+        return fidelity.OutputJudgement(Status.FAIL_MISMATCH, accuracy.comparison, accuracy.message,
                                 shown)
 
 
@@ -937,7 +937,7 @@ class PipelineOutcome(Findings):
         return {"status": self.status, **{name: getattr(self, name) for name in FINDINGS_FIELDS}}
 
 
-def _largest_steps(step: fidelity.Verdict) -> float:
+def _largest_steps(step: fidelity.OutputJudgement) -> float:
     """The largest per-element error, in steps, of one step's outputs (0 if unjudged)."""
     if step.fidelity is None:
         return 0.0

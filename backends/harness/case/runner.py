@@ -75,23 +75,23 @@ REPROS = os.path.join("reports", "repros")
 @dataclass(frozen=True)
 class LocalizePolicy:
     """Which failing subtests are localized (--localize) and the seconds a test's
-    subtests may spend on it together (--localize-budget): by default the failures no
+    subtests may spend on it together (--localize-seconds): by default the failures no
     [[fail]] entry declares, since a declared one is known already and would pay the cost
     on every run."""
 
     mode: str = "undeclared"
-    budget: float = 60.0
+    seconds: float = 60.0
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "LocalizePolicy":
         return cls(config.getoption("localize", "undeclared"),
-                   config.getoption("localize_budget", 60.0))
+                   config.getoption("localize_seconds", 60.0))
 
-    def budget_for(self, declared: bool) -> float | None:
-        """The budget of a case, or None when it is not localized."""
+    def seconds_for(self, declared: bool) -> float | None:
+        """A case's seconds for localizing, or None when it is not localized."""
         if self.mode == "off" or (self.mode == "undeclared" and declared):
             return None
-        return self.budget
+        return self.seconds
 
 
 # Failing statuses worth running again: the program ran (or tried to), so a second run
@@ -135,17 +135,17 @@ class TestRunner:
     def _case(self) -> str:
         return case_id(self.context.test_id, self.flow.name)
 
-    def _localize_budget(self) -> float | None:
-        """This case's localization budget (None: not localized), by --localize and
-        whether a [[fail]] entry declares the case. The test's subtests share one budget,
+    def _localize_seconds(self) -> float | None:
+        """This case's localization time limit (None: not localized), by --localize and
+        whether a [[fail]] entry declares the case. The test's subtests share one time limit,
         so localizing cannot push a test past its time limit by more than that."""
         if self.crash_target is not None and len(self.records) != self.crash_target[0]:
             return None  # a crash-localizing run localizes the crash, nothing before it
-        budget = self.localize.budget_for(self._declared())
-        if budget is None:
+        limit = self.localize.seconds_for(self._declared())
+        if limit is None:
             return None
         spent = sum((r.localization or {}).get("seconds", 0.0) for r in self.records)
-        return max(budget - spent, 0.0)
+        return max(limit - spent, 0.0)
 
     def _declared(self) -> bool:
         return self.flow.expectations.failure(self.flow.name, self._case()) is not None
@@ -156,7 +156,7 @@ class TestRunner:
         case is not localized."""
         if self.crash_target is None:
             return None
-        if self.localize.budget_for(self._declared()) is None:
+        if self.localize.seconds_for(self._declared()) is None:
             raise CrashLocalized("this case is not localized (--localize)")
         return self.crash_target[1] if subtest == self.crash_target[0] else None
 
@@ -207,7 +207,7 @@ class TestRunner:
         outcome = run_pipeline(
             model, inputs, self.flow, dynamic_shapes=dynamic_shapes,
             tolerance=self.rules(atol, rtol), run_inputs=run_inputs,
-            localize_budget=self._localize_budget(), repro_to=self._repro_to(subtest),
+            localize_seconds=self._localize_seconds(), repro_to=self._repro_to(subtest),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
             crashed_at=self._crashed_at(subtest),
@@ -247,7 +247,7 @@ class TestRunner:
         subtest = len(self.records)
         outcome = run_steps_pipeline(
             model, steps, self.flow, dynamic_shapes=dynamic_shapes,
-            tolerance=self.rules(atol, rtol), localize_budget=self._localize_budget(),
+            tolerance=self.rules(atol, rtol), localize_seconds=self._localize_seconds(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
             crashed_at=self._crashed_at(subtest),
@@ -271,7 +271,7 @@ class TestRunner:
         subtest = len(self.records)
         outcome = run_methods_pipeline(
             methods, calls, self.flow, tolerance=self.rules(atol, rtol),
-            localize_budget=self._localize_budget(),
+            localize_seconds=self._localize_seconds(),
             on_stage=lambda stage: self._on_progress(
                 {"event": "stage", "subtest": subtest, "stage": stage}),
             crashed_at=self._crashed_at(subtest),

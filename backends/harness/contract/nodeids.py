@@ -27,6 +27,14 @@ def case_id(nodeid: str, flow: str | None) -> str:
     return f"{base}[{'-'.join(rest)}]" if rest else base
 
 
+# Where a pasted repro command's own JSON report goes: apart from the run's reports (the
+# summary reads `reports/` without its subfolders) and from the minimal repro folders of
+# localized failures (`reports/repros/`). Not "rerun": that is the pipeline's running a
+# failing subtest again (a record's `rerun`). Until issue 55 it was reports/repro/last.json,
+# which records written before still say; nothing reads it back, so it needs no reader.
+REPRO_COMMAND_REPORT = "reports/repro-command/last.json"
+
+
 def repro_command(tox_env: str | None, nodeid: str, seed: int | None,
                   options: Sequence[str] = ()) -> str:
     """One command, pasted at the repository root, that reruns exactly this test: through
@@ -37,5 +45,5 @@ def repro_command(tox_env: str | None, nodeid: str, seed: int | None,
     seed_option += "".join(f" {shlex.quote(option)}" for option in options)
     if tox_env:
         return (f"tox -e {tox_env} -- {target}{seed_option} -n 0 "
-                f"--json-report-file=reports/repro/last.json")
+                f"--json-report-file={REPRO_COMMAND_REPORT}")
     return f"pytest {target}{seed_option} -p no:xdist"

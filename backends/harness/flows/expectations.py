@@ -31,7 +31,7 @@ them, so a second subtest that starts crashing is never absorbed by the first on
 name, or gets past the stage it names on a host that cannot run the program (a
 `fail_lower` that now lowers and serializes), fails the run with a message that names the
 entry (`file:line`) to change. `make update-expectations BACKEND=<name>`
-(`upkeep/update_expectations.py`, deciding in `upkeep/declare.py`) rewrites the file
+(`upkeep/update_expectations.py`, deciding in `upkeep/entries_from_sweeps.py`) rewrites the file
 from the last report, keeping every reason written by hand.
 
 Torch-free: read at collection time.
@@ -487,18 +487,19 @@ def load_backend(folder: Path, root: Path | None = None) -> Expectations:
     return load(path, shown_path(path, root)) if path.is_file() else Expectations()
 
 
-# ---------------------------------------------------------------- verdicts
+# ---------------------------------------------------------------- what the entries make of a test
 
 @dataclass
-class Verdict:
-    """What the expectations make of a test's records: None fields mean no change."""
+class DeclaredOutcome:
+    """What the declared entries make of a test's records, before its final outcome
+    (`verdicts.Outcome`): None fields mean no change."""
 
     xfail_reason: str | None = None   # the test is an expected failure (pytest xfail)
     failure: str | None = None        # the test fails with this message
 
 
 def judge(expectations: Expectations, flow: str, case: str,
-          records: list[SubtestRecord]) -> Verdict:
+          records: list[SubtestRecord]) -> DeclaredOutcome:
     """Apply the `fail` and `must_delegate` entries to a finished test's records (which
     are updated: the failing records a [[fail]] entry covers become xfail, a strict
     entry's unexpected pass makes the passing records xpass, an undelegated pass that must
@@ -506,14 +507,14 @@ def judge(expectations: Expectations, flow: str, case: str,
     fails the test, whatever the others did. Every record rewritten keeps what the
     pipeline said in `observed_status`, and every record of a declared case names its
     entry."""
-    verdict = Verdict()
+    declared = DeclaredOutcome()
     expected = expectations.failure(flow, case)
     if expected is not None:
         for record in records:
             record.declared_by, record.declared_strict = expected.source, expected.strict
-        verdict = _judge_failure(expected, records)
-        if verdict.xfail_reason or verdict.failure:
-            return verdict
+        declared = _judge_failure(expected, records)
+        if declared.xfail_reason or declared.failure:
+            return declared
     must = expectations.must_delegate(flow, case)
     if must is not None:
         undelegated = [r for r in records if r.status is Status.PASS_UNDELEGATED]
@@ -523,8 +524,8 @@ def judge(expectations: Expectations, flow: str, case: str,
             record.error = (f"must be delegated ({must.source}: {must.reason}), but the "
                             f"partitioner took no node")
         if undelegated:
-            verdict.failure = undelegated[0].error
-    return verdict
+            declared.failure = undelegated[0].error
+    return declared
 
 
 # The stages a host that cannot run the program still checks: a case that ends
@@ -532,9 +533,9 @@ def judge(expectations: Expectations, flow: str, case: str,
 CHECKED_BEFORE_RUN = frozenset({Status.FAIL_QUANTIZE, Status.FAIL_LOWER, Status.FAIL_SERIALIZE})
 
 
-def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> Verdict:
+def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> DeclaredOutcome:
     """What a [[fail]] entry makes of a test's records (see `judge`)."""
-    verdict = Verdict()
+    declared = DeclaredOutcome()
     kind = "" if expected.strict else "non-strict, "
     failing = [r for r in records if r.status in FAILING]
     uncovered = [r for r in failing if not expected.covers(r.status)]
@@ -543,30 +544,30 @@ def _judge_failure(expected: Expectation, records: list[SubtestRecord]) -> Verdi
             rewrite_status(record, Status.XFAIL)
     if uncovered:
         named = "; ".join(f"subtest {r.subtest} ended {r.status}" for r in uncovered)
-        verdict.failure = (f"expected {expected.statuses_text} ({kind}{expected.source}), "
+        declared.failure = (f"expected {expected.statuses_text} ({kind}{expected.source}), "
                            f"but {named}: that entry does not cover it; fix the regression, "
                            f"or name that status in the entry with its reason")
-        return verdict
+        return declared
     if failing:
-        verdict.xfail_reason = f"{expected.reason} ({kind}{expected.source})"
-        return verdict
+        declared.xfail_reason = f"{expected.reason} ({kind}{expected.source})"
+        return declared
     if not expected.strict:
-        return verdict
+        return declared
     if any(r.status in PASSING for r in records):
         for record in records:
             if record.status in PASSING:
                 rewrite_status(record, Status.XPASS)
-        verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
+        declared.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
                            f"passed at this seed; {xpass_advice(expected, records)}")
-        return verdict
+        return declared
     not_run = [r for r in records if r.status is Status.LOWERED_NOT_RUN]
     if not_run and expected.statuses and set(expected.statuses) <= CHECKED_BEFORE_RUN:
         for record in not_run:
             rewrite_status(record, Status.XPASS)
-        verdict.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
+        declared.failure = (f"expected {expected.statuses_text} ({expected.source}), but it "
                            f"quantized, lowered and serialized (this host has no runtime "
                            f"for it: lowered_not_run); {xpass_advice(expected, records)}")
-    return verdict
+    return declared
 
 
 # How wide a sweep must be before a strict entry is trusted at any seed (and the advice

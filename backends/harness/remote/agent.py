@@ -261,10 +261,10 @@ def plain_name(name: Any) -> bool:
         and not any(c in name for c in "/\\\0")
 
 
-def extract_flat(source: Any, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> list:
+def extract_flat(source: Any, folder: str, max_bytes: int = MAX_ARCHIVE_BYTES) -> list:
     """The one reader of the exchange's tar archives (jobs on the device, answers on the
     host): each member into `folder`, which is fresh. Only regular files with plain
-    names, each once, at most `budget` bytes together; anything else (a link, a device, a
+    names, each once, at most `max_bytes` bytes together; anything else (a link, a device, a
     sparse file, a folder, `..`) is an ArchiveError before a byte of it is written.
     Returns the names written."""
     written: list = []
@@ -278,8 +278,8 @@ def extract_flat(source: Any, folder: str, budget: int = MAX_ARCHIVE_BYTES) -> l
                     raise ArchiveError(f"member name {member.name!r} is not a plain file name "
                                        f"(or comes twice)")
                 total += member.size
-                if total > budget or len(written) >= MAX_ARCHIVE_FILES:
-                    raise ArchiveError(f"the archive holds more than {budget} bytes or "
+                if total > max_bytes or len(written) >= MAX_ARCHIVE_FILES:
+                    raise ArchiveError(f"the archive holds more than {max_bytes} bytes or "
                                        f"{MAX_ARCHIVE_FILES} files")
                 data = archive.extractfile(member)
                 assert data is not None  # a regular member always has its data

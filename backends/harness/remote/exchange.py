@@ -209,10 +209,10 @@ def _shape(entry: dict, what: str) -> list[int]:
     return shape
 
 
-def read_values(folder: str, entries: list, budget: int = agent.MAX_ARCHIVE_BYTES) -> list:
+def read_values(folder: str, entries: list, room: int = agent.MAX_ARCHIVE_BYTES) -> list:
     """The outputs an output manifest lists, as tensors (and scalars). Each tensor is a
     file inside `folder` of exactly the bytes its dtype and shape need; together at most
-    `budget` bytes."""
+    `room` bytes."""
     import torch
 
     if not isinstance(entries, list):
@@ -236,10 +236,10 @@ def read_values(folder: str, entries: list, budget: int = agent.MAX_ARCHIVE_BYTE
         size = dtype.itemsize
         for n in shape:
             size *= n
-        if size > budget:
+        if size > room:
             raise ExchangeError(f"{what}: shape {shape} of {name} needs {size} bytes, more "
-                                f"than the {budget} an answer may hold")
-        budget -= size
+                                f"than the {room} an answer may hold")
+        room -= size
         data = _read_plain(folder, entry["file"], size, what)
         tensor = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data \
             else torch.empty(0, dtype=torch.uint8)
@@ -256,10 +256,10 @@ def read_calls(folder: str, manifest: dict, count: int) -> list[tuple[list, floa
         raise ExchangeError(f"the answer to a job of {count} calls (version {CALLS_VERSION}) "
                             f"lists no \"calls\" of {count} entries")
     found = []
-    budget = agent.MAX_ARCHIVE_BYTES
+    room = agent.MAX_ARCHIVE_BYTES
     for call in calls:
         seconds = _seconds(call.get("timings"), "a call").get("run")
-        values = read_values(folder, call.get("outputs", []), budget)
-        budget -= sum(v.numel() * v.element_size() for v in values if hasattr(v, "numel"))
+        values = read_values(folder, call.get("outputs", []), room)
+        room -= sum(v.numel() * v.element_size() for v in values if hasattr(v, "numel"))
         found.append((values, float(seconds) if seconds is not None else None))
     return found

@@ -101,7 +101,7 @@ def _tar(files: dict[str, bytes], ustar: bool = False) -> bytes:
 
 def _untar(data: bytes, folder: str) -> None:
     """An answer's tar into `folder` (agent.extract_flat: plain regular files only, under
-    the exchange's byte budget); ArchiveError when it is not such a tar."""
+    the exchange's byte limit); ArchiveError when it is not such a tar."""
     agent.extract_flat(io.BytesIO(data), folder)
 
 

@@ -20,7 +20,7 @@ What a job's answer means, on the host's side (`exchange` returns a spec.Reply):
   or does not start: it is started again, once; a second failure is a lost device
   (kinds.DeviceLost), as is no answer within the spec's time limit;
 - the agent answers outside the protocol (a `done` line without a size, a size over the
-  exchange's budget, an answer cut short): "broken", the job's fail_infra with the
+  exchange's byte limit, an answer cut short): "broken", the job's fail_infra with the
   reason; the agent is stopped and the next job starts another.
 Every read from the agent and every write to it has the job's deadline, so one agent
 that stops cannot hold the relay past it; the relay serves only this user's processes
@@ -327,7 +327,7 @@ def ready_versions(line: bytes) -> list:
 
 
 def done_size(line: bytes) -> int:
-    """The SIZE of a `done SIZE` line; Broken unless it is a count within the budget."""
+    """The SIZE of a `done SIZE` line; Broken unless it is a count within the byte limit."""
     word, _, size = line.strip().partition(b" ")
     if word != b"done" or not size.isdigit() or int(size) > MAX_ARCHIVE_BYTES:
         raise Broken(f"its answer is not `done SIZE` with SIZE at most {MAX_ARCHIVE_BYTES}: "
@@ -422,7 +422,7 @@ class Relay:
 
 def _read_request(connection: socket.socket) -> tuple[dict, bytes]:
     """A test process's request: a JSON object whose `size` (of the job tar that follows)
-    is a count within the budget and `timeout` a positive number of seconds up to
+    is a count within the byte limit and `timeout` a positive number of seconds up to
     MAX_TIMEOUT; ValueError otherwise."""
     reader = connection.makefile("rb")
     header = json.loads(reader.readline(MAX_LINE) or b"{}")

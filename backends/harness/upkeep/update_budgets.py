@@ -35,7 +35,7 @@ from etsuite.backends.harness.flows.budgets import (
     measured,
 )
 from etsuite.backends.harness.flows.registry import backend_folders, backends_dir
-from etsuite.backends.harness.upkeep.declare import leading_comment
+from etsuite.backends.harness.upkeep.entries_from_sweeps import leading_comment
 from etsuite.backends.harness.upkeep.sweeps import tests_in
 
 # The headroom over what a run measured: a share may fall by 0.05 (floored at 0), bytes

@@ -2,7 +2,7 @@
 (`make update-expectations BACKEND=NAME`, `REPORTS="reports/sweep/NAME-seed*.json"` for a
 seed sweep): rewrite a backend's expectations.toml from its reports, one per seed,
 keeping the reasons written by hand. What becomes strict, a tolerance or non-strict is
-decided in declare.py (`declaration`)."""
+decided in entries_from_sweeps.py (`declaration`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from etsuite.backends.harness.flows.expectations import (
     load,
 )
 from etsuite.backends.harness.flows.registry import backend_folders, backends_dir, builtin_flows
-from etsuite.backends.harness.upkeep.declare import dump, leading_comment, observe, updated
+from etsuite.backends.harness.upkeep.entries_from_sweeps import dump, leading_comment, observe, updated
 from etsuite.backends.harness.upkeep.sweeps import seeds_of
 
 

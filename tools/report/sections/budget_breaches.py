@@ -19,7 +19,7 @@ from etsuite.tools.report.size_limit import Section
 
 
 @dataclass(frozen=True)
-class Breach:
+class RecordedBreach:
     """One limit one subtest broke, as its record says (`budget_breaches`)."""
 
     result: TestResult
@@ -39,21 +39,21 @@ class Breach:
         return over / under if under else math.inf
 
 
-def breaches(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, list[Breach]]:
+def breaches(merged: Merged, order: list[tally.FlowKey]) -> dict[tally.FlowKey, list[RecordedBreach]]:
     """Per flow, every breach of its `fail_budget` subtests, worst (measured/limit) first;
     a breach without figures (an older record) last, its error says what it was."""
-    found: dict[tally.FlowKey, list[Breach]] = {}
+    found: dict[tally.FlowKey, list[RecordedBreach]] = {}
     for result in merged.results:
         for record in result.records:
             if record.status is not Status.FAIL_BUDGET:
                 continue
             listed = found.setdefault(tally.flow_key(result), [])
             said = record.budget_breaches or [{}]
-            listed.extend(Breach(result, record, b.get("limit"), b.get("measured"),
+            listed.extend(RecordedBreach(result, record, b.get("limit"), b.get("measured"),
                                  b.get("value"), b.get("source")) for b in said)
     rank = {key: index for index, key in enumerate(order)}
 
-    def worst_first(breach: Breach) -> tuple:
+    def worst_first(breach: RecordedBreach) -> tuple:
         over = breach.overshoot
         return (over is None, -(over or 0.0), breach.result.nodeid, breach.record.subtest)
 
