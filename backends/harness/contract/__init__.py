@@ -39,6 +39,7 @@ from etsuite.backends.harness.contract.facts import (  # noqa: F401
     SessionFacts,
 )
 from etsuite.backends.harness.contract.nodeids import (  # noqa: F401
+    REPRO_COMMAND_REPORT,
     case_id,
     param_ids,
     repro_command,
