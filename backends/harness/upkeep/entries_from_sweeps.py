@@ -260,11 +260,15 @@ def _restated(entry: Expectation, mine: dict) -> Expectation:
     (`with_history`), and strict when it was non-strict and every case now fails at
     every seed of a sweep of SWEEP_SEEDS or more, as wide as the one the entry records,
     the figures that decided it in its reason. A non-strict
-    entry that stays so keeps its history: a narrower sweep cannot overturn it."""
+    entry that stays so keeps its history: a narrower sweep cannot overturn it. An entry
+    whose recorded sweep saw its case pass (`passed_before`) is non-strict: a later sweep
+    that happened to see only failures does not make it strict again."""
     strict = [d for d in mine.values() if d.kind == "strict"]
     seen_with = tuple(dict.fromkeys(s for d in strict for s in d.statuses))
     if seen_with and set(seen_with) != set(entry.statuses):
         entry = replace(entry, statuses=seen_with)
+    if passed_before(entry):  # a case that can pass stays non-strict, whatever this sweep saw
+        return replace(entry, strict=False)
     if entry.strict:
         return with_history(entry, strict)
     widest = min((d.seeds_swept for d in strict), default=0)
@@ -273,6 +277,12 @@ def _restated(entry: Expectation, mine: dict) -> Expectation:
         entry = replace(with_history(entry, strict), strict=True,
                         reason=f"{MEASURED.sub('', entry.reason)} [strict from a sweep: {figures}]")
     return entry
+
+
+def passed_before(entry: Expectation) -> bool:
+    """The entry's recorded sweep saw its case pass at some seed (seeds_failed under
+    seeds_swept)."""
+    return entry.seeds_swept is not None and (entry.seeds_failed or 0) < entry.seeds_swept
 
 
 def _rederived(entry: Expectation, decided: Declaration, flow_floor: float | None) -> Declaration:
