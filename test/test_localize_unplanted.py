@@ -156,12 +156,10 @@ def test_mlp(test_runner):
 """
 
 
-def test_only_the_culprit_partition_is_split(pytester, run_suite, monkeypatch):
-    """Two XNNPACK delegate calls (linear, relu, linear, relu | cumsum on portable |
-    linear, mul, tanh, linear, softmax), the mul's constant folded wrongly: the second
-    call is the first off the rule, and only its partition is lowered again one node per
-    call (5 calls), the first staying whole (1): 6 delegate calls, not 9."""
-    pytester.makepyfile(test_cases=TWO_CALLS)
+def _mul_folded_on_xnnpack(pytester, run_suite, monkeypatch, cases: str) -> dict:
+    """`cases` on XNNPACK with the mul's constant folded wrongly: the record fails and
+    names the mul after splitting a delegate call; its localization."""
+    pytester.makepyfile(test_cases=cases)
     monkeypatch.setenv("ETSUITE_PLANT", "graph:fold:mul")
     run = run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
                     "--flow", "xnnpack")
@@ -171,6 +169,15 @@ def test_only_the_culprit_partition_is_split(pytester, run_suite, monkeypatch):
     assert found["localized"] is True, found
     assert (found["node"], found["target"]) == ("mul", "aten.mul.Tensor"), found
     assert found["method"] == "intermediates, one node per delegate call", found
+    return found
+
+
+def test_only_the_culprit_partition_is_split(pytester, run_suite, monkeypatch):
+    """Two XNNPACK delegate calls (linear, relu, linear, relu | cumsum on portable |
+    linear, mul, tanh, linear, softmax), the mul's constant folded wrongly: the second
+    call is the first off the rule, and only its partition is lowered again one node per
+    call (5 calls), the first staying whole (1): 6 delegate calls, not 9."""
+    found = _mul_folded_on_xnnpack(pytester, run_suite, monkeypatch, TWO_CALLS)
     assert found["within"]["nodes"] == 5, found
     assert found["split_calls"] == 6, found
     assert found["lowerings"] == 2, found
@@ -206,16 +213,7 @@ def test_a_large_culprit_partition_is_halved_before_it_is_split(pytester, run_su
     partition is lowered as two calls of 7 first, the second is off the rule, and only
     its 7 nodes are then split one per call, the first 7 staying one call: 3 lowerings,
     8 delegate calls in the last (not 14)."""
-    pytester.makepyfile(test_cases=DEEP)
-    monkeypatch.setenv("ETSUITE_PLANT", "graph:fold:mul")
-    run = run_suite("-p", "planted_faults", "--seed", "7", "-p", "no:xdist",
-                    "--flow", "xnnpack")
-    record = _record(run, "xnnpack")
-    assert record["status"] == "fail_mismatch", record
-    found = record["localization"]
-    assert found["localized"] is True, found
-    assert (found["node"], found["target"]) == ("mul", "aten.mul.Tensor"), found
-    assert found["method"] == "intermediates, one node per delegate call", found
+    found = _mul_folded_on_xnnpack(pytester, run_suite, monkeypatch, DEEP)
     assert found["within"]["nodes"] == 14, found
     assert found["lowerings"] == 3, found
     assert found["split_calls"] == 8, found
