@@ -184,3 +184,52 @@ def test_facts_carry_the_core_aten_denominator():
     assert "core_aten_ops" not in SessionFacts(seed=1, versions={}, flows={}).to_dict()
     with pytest.raises(FactsError, match="core_aten_ops"):
         SessionFacts.from_dict({"core_aten_ops": "aten.add.Tensor"})
+
+
+def _walk_passes(value, shape) -> bool:
+    try:
+        shapes.walk(value, shape, "v")
+        return True
+    except shapes.ShapeError:
+        return False
+
+
+def _variants(value):
+    """`value` and copies with one part replaced by a value of another JSON type."""
+    yield value
+    others = ("text", 3, 2.5, True, None, [1], {"k": 1}, float("nan"), float("inf"))
+    if isinstance(value, dict):
+        for key in list(value)[:60]:
+            for other in others:
+                yield {**value, key: other}
+    elif isinstance(value, list) and value:
+        for other in others:
+            yield [other, *value[1:]]
+    else:
+        yield from others
+
+
+def test_the_fast_shape_answer_agrees_with_the_walk():
+    """`check` trusts a fast predicate when it says yes and walks the value otherwise: it
+    must never say yes where the walk finds a wrong part, and must say yes for a real
+    record (or 40,000 of them would each be walked)."""
+    record_shape = shapes.Fields(record.RECORD_SHAPES)
+    cases = [(record_shape, stored) for stored in RECORDS[:200]]
+    cases += [(report.TEST_SHAPE, test) for path in REPORTS[:3]
+              for test in json.loads(path.read_text())["tests"][:50]]
+    cases += [(shape, value) for name, shape in record.RECORD_SHAPES.items()
+              for stored in RECORDS[:200] if name in stored for value in [stored[name]]]
+    tried = 0
+    for shape, value in cases:
+        assert shapes.surely_holds(value, shape), value  # real values take the fast path
+        for variant in _variants(value):
+            tried += 1
+            if shapes.surely_holds(variant, shape):
+                assert _walk_passes(variant, shape), (shape, variant)
+            else:  # check still decides the same as the walk
+                try:
+                    shapes.check(variant, shape, "v")
+                    assert _walk_passes(variant, shape)
+                except shapes.ShapeError:
+                    assert not _walk_passes(variant, shape)
+    assert tried > 10_000

@@ -405,6 +405,9 @@ def _flow_from_nodeid(nodeid: str, flows: dict) -> str | None:
 
 # ---------------------------------------------------------------- results streams
 
+_EXIT_STATUSES = ListOf(Maybe(INTEGER))
+
+
 def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     try:
         entries = cs.stream_entries(text)
@@ -416,7 +419,7 @@ def _load_stream(path: str, text: str) -> tuple[Run, list[TestResult]]:
     facts = _check_facts(path, cs.facts_of_header(header), header[cs.STREAM_HEADER])
     finished = [e[cs.STREAM_FINISHED] for e in entries[1:]
                 if isinstance(e, dict) and cs.STREAM_FINISHED in e]
-    _check_shape(path, finished, ListOf(Maybe(INTEGER)), "a 'finished' line's exit status")
+    _check_shape(path, finished, _EXIT_STATUSES, "a 'finished' line's exit status")
     started = header.get("started")
     run = Run(path=path, kind="stream", facts=facts, finished=bool(finished),
               exitcode=finished[-1] if finished else None,

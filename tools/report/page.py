@@ -20,7 +20,9 @@ import base64
 import gzip
 import hashlib
 import json
+import operator
 import re
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -42,7 +44,7 @@ from etsuite.tools.report.sections import (
     where,
 )
 from etsuite.tools.report.sections.baseline import HistoryPoint
-from etsuite.tools.report.sections.common import plain, when
+from etsuite.tools.report.sections.common import AS_JSON, plain, when
 
 DEFAULT_TITLE = "ExecuTorch backend support matrix"
 
@@ -161,22 +163,35 @@ class _Details:
 
     def __init__(self) -> None:
         self.results: dict[str, list] = {name: [] for name in self.RESULT}
-        self.records: dict[str, list] = {name: [] for name in RECORD_FIELDS}
+        self.record_rows: list[tuple] = []
 
     def add(self, result: TestResult, run: int) -> None:
         for name, value in zip(self.RESULT, (
                 result.nodeid, result.outcome, result.phase, round(result.duration, 4), run,
                 result.longrepr, tally.repro(result), len(result.records)), strict=True):
             self.results[name].append(value)
-        for record in result.records:
-            # Field by field rather than record.to_dict(): its dataclasses.asdict deep-copies
-            # every record, which was most of the page's time at 40,000 tests.
-            for name in RECORD_FIELDS:
-                self.records[name].append(plain(getattr(record, name)))
+        # One tuple per record, its fields read in one call; turned into columns once, in
+        # `data` (record.to_dict's dataclasses.asdict deep-copies every record: it was
+        # most of the page's time at 40,000 tests).
+        self.record_rows.extend(map(_RECORD_VALUES, result.records))
 
     def data(self) -> dict:
+        columns = zip(*self.record_rows, strict=True) if self.record_rows \
+            else ([] for _ in RECORD_FIELDS)
         return {"results": {k: _column(v) for k, v in self.results.items()},
-                "records": {k: _column(v) for k, v in self.records.items()}}
+                "records": {name: _column(_plain_column(column))
+                            for name, column in zip(RECORD_FIELDS, columns, strict=True)}}
+
+
+_RECORD_VALUES = operator.attrgetter(*RECORD_FIELDS)
+
+
+def _plain_column(column: Sequence[Any]) -> list:
+    """A column's values as JSON; a column of text, integers and nulls (most of them) is
+    taken as it is, without a call per value."""
+    if set(map(type, column)) <= AS_JSON:
+        return list(column)
+    return list(map(plain, column))
 
 
 def _column(values: list) -> list | dict:

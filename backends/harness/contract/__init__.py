@@ -91,6 +91,8 @@ from etsuite.backends.harness.contract.shapes import (  # noqa: F401
     ShapeError,
     check,
     describe,
+    surely_holds,
+    walk,
 )
 from etsuite.backends.harness.contract.statuses import (  # noqa: F401
     FAILING,

@@ -5,6 +5,7 @@ names, as `to_dict` writes them; `from_dict` reads records of every earlier vers
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -31,6 +32,7 @@ def error_headline(error: str) -> str:
     return lines[0]
 
 
+@functools.lru_cache(maxsize=8192)  # a report names a few hundred ops, 100,000s of times
 def is_quantize_bookkeeping(op_name: str) -> bool:
     """A quantize or dequantize node: it moves values between the float and the integer
     domain and computes nothing of the model's."""
@@ -141,7 +143,7 @@ class RerunResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> "RerunResult":
-        data = _checked(data, {"other_seed": sh.INTEGER}, "a rerun")
+        data = _checked(data, _RERUN_SHAPES, "a rerun")
         try:
             same, other, seed = data["same_inputs"], data["other_inputs"], data["other_seed"]
         except KeyError as missing:
@@ -384,9 +386,20 @@ _OUTPUT_SHAPE = sh.Fields({
     "sqnr_db": sh.Maybe(sh.NUMBER), "error_ratio": sh.Maybe(sh.NUMBER), "rule": _NAMES})
 
 
+# Each field table as one object shape, built once (kept by the table's id, the table
+# beside it so the id cannot be reused), so a valid record is checked in one call.
+_WHOLE: dict[int, tuple[dict, sh.Fields]] = {}
+_RERUN_SHAPES = {"other_seed": sh.INTEGER}
+
+
 def _checked(data: Any, shapes: dict, what: str) -> dict:
     """`data` as an object whose known fields have their shapes (RecordError otherwise)."""
     data = _object(data, what)
+    whole = _WHOLE.get(id(shapes))
+    if whole is None or whole[0] is not shapes:
+        whole = _WHOLE[id(shapes)] = (shapes, sh.Fields(shapes))
+    if sh.surely_holds(data, whole[1]):
+        return data  # the common case, in one call; the loop below decides the others
     for name, shape in shapes.items():
         if name in data:
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 
 class ShapeError(ValueError):
@@ -87,9 +87,81 @@ def _kind(value: Any) -> str:
             type(None): "null"}.get(type(value), "a number")
 
 
+_EXACT_TYPES = {"text": frozenset({str}), "integer": frozenset({int}),
+                "boolean": frozenset({bool}), "number": frozenset({int, float})}
+
+
+def _exact_types(shape: object) -> frozenset | None:
+    """The types a value of `shape` may have, when its type alone says (JSON's own types,
+    exactly); None when it takes more (a finite float, a list's items, anything)."""
+    said = shape.shape if isinstance(shape, Maybe) else shape
+    types = _EXACT_TYPES.get(said.name) if isinstance(said, Scalar) and said is not ANYTHING \
+        else None
+    return None if types is None else types | {type(None)} if said is not shape else types
+
+
+def _predicate(shape: object) -> Callable[[Any], bool]:
+    """A function saying whether a value surely has `shape`, built once per shape. It
+    recurses along the shape (a few levels), never along the value, so no value can
+    exhaust the stack; it builds no text; it tests JSON's exact types (a subclass, e.g. an
+    enum of text, answers False: `check` then walks the value to be sure)."""
+    if shape is ANYTHING:
+        return lambda value: True
+    types = _exact_types(shape)
+    if types is not None:
+        return lambda value: type(value) in types
+    if isinstance(shape, Scalar):
+        return shape.holds
+    if isinstance(shape, Maybe):
+        inner = _predicate(shape.shape)
+        return lambda value: value is None or inner(value)
+    if isinstance(shape, ListOf):
+        item = _predicate(shape.item)
+        return lambda value: type(value) is list and all(map(item, value))
+    if isinstance(shape, MapOf):
+        each = _predicate(shape.value)
+        return lambda value: type(value) is dict and all(map(each, value.values()))
+    table: dict = shape.fields  # type: ignore[attr-defined]
+    by_type = [(key, types) for key, inner in table.items()
+               if (types := _exact_types(inner)) is not None]
+    deeper = [(key, _predicate(inner)) for key, inner in table.items()
+              if inner is not ANYTHING and _exact_types(inner) is None]
+
+    def fields_hold(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for key, types in by_type:
+            if key in value and type(value[key]) not in types:
+                return False
+        return all(holds(value[key]) for key, holds in deeper if key in value)
+    return fields_hold
+
+
+# Shapes are module constants: their predicates are built once, kept by the shape's id
+# (the shape itself is kept beside it, so the id cannot be reused).
+_PREDICATES: dict[int, tuple[object, Callable[[Any], bool]]] = {}
+
+
+def surely_holds(value: Any, shape: object) -> bool:
+    """True when `value` has `shape`, answered fast; False when it does not, or when only
+    a walk can tell (`check` walks it and names the place)."""
+    known = _PREDICATES.get(id(shape))
+    if known is None or known[0] is not shape:
+        known = _PREDICATES[id(shape)] = (shape, _predicate(shape))
+    return known[1](value)
+
+
 def check(value: Any, shape: object, where: str) -> None:
     """Raise ShapeError naming `where` (e.g. `'timings'["run"]`) unless `value` has `shape`.
-    Iterative, so a deeply nested value cannot exhaust the stack."""
+    A value that holds costs one predicate call; any other is walked, iteratively (a
+    deeply nested value cannot exhaust the stack), to name the place."""
+    if not surely_holds(value, shape):
+        walk(value, shape, where)
+
+
+def walk(value: Any, shape: object, where: str) -> None:
+    """`check` the long way: every part of the value, raising at the first that does not
+    have its shape."""
     todo = [(value, shape, where)]
     while todo:
         value, said, where = todo.pop()

@@ -28,10 +28,15 @@ def times(factor: float | None) -> str:
     return "∞" if ratio == float("inf") else f"{ratio:.2f}x"
 
 
+AS_JSON = frozenset({str, int, bool, type(None)})  # values that are their own JSON
+
+
 def plain(value: Any) -> Any:
     """A record's value as its JSON (what the contract's to_dict writes): a status as its
     name, a nested statistic by its own to_dict. JSON has no NaN or infinity (a NaN
     output's error is one): they travel as text."""
+    if type(value) in AS_JSON:
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, (str, int)) or value is None:
