@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from etsuite.tools.bench import benchmark, phases
+from etsuite.tools.bench import benchmark, figures, phases
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,7 +84,7 @@ def test_phases_place_the_wall_time_of_a_run_with_two_workers():
 # The smallest selection `make bench` takes: one operator module of the wheel's suite
 # with three tests, one flow, one process per run, none of the optional parts; ours runs
 # cold and through a private warm process, as by default.
-SMOKE_ARGS = "--ops abs --flows xnnpack -n 0 --skip collection,parallel,own,localize,runners"
+SMOKE_ARGS = "--ops abs --flows xnnpack -n 0 --skip collection,parallel,own,localize,runners --check"
 
 
 @pytest.mark.slow
@@ -109,3 +109,39 @@ def test_make_bench_runs_end_to_end_and_prints_its_ratios():
         assert 0 < float(cells[3]) < float(cells[-1]), row  # start-up within the total
     assert "ours through the warm process: verdicts identical to ours cold" in done.stdout
     assert "benchmark: warm process" in done.stderr and "started and warmed" in done.stderr
+    # The figures as a block for the log, and --check saying this selection was never logged.
+    (block,) = figures.logged(done.stdout)
+    assert block.selection["modules"] == ["test_abs.py"] and block.selection["workers"] == "0"
+    assert block.values["xnnpack: wall, ours, cold / reference"] > 0
+    assert block.values["xnnpack, ours, cold: tests s"] > 0
+    assert "no logged figures of this selection" in done.stdout.split("## Against the last")[1]
+
+
+def _log(*blocks: figures.Figures) -> str:
+    return "\n\n".join(["# Measurements", *(f"## entry {i}\n\n{b.block()}"
+                                             for i, b in enumerate(blocks))])
+
+
+def test_the_check_names_the_figures_that_moved_since_the_last_logged_ones():
+    chosen = {"modules": ["test_add.py"], "flows": ["xnnpack"], "workers": "2"}
+    old = figures.Figures(chosen, {"ratio": 0.40, "tests s": 20.0, "session end s": 2.0})
+    older = figures.Figures(chosen, {"ratio": 9.0, "tests s": 1.0, "session end s": 9.0})
+    other = figures.Figures({**chosen, "workers": "0"}, {"ratio": 0.1})
+    now = figures.Figures(chosen, {"ratio": 0.42, "tests s": 20.5, "session end s": 7.5,
+                                   "worker start s": 9.0})
+    lines = figures.check(now, _log(older, old, other))  # the last of the same selection
+    assert lines[0].startswith("- 2 of 4 figures moved")
+    assert "  - session end s: 2 -> 7.5 (up 275 %)" in lines
+    assert "  - worker start s: new (9)" in lines
+    assert not any("ratio" in line or "tests s" in line for line in lines)
+    steady = figures.check(figures.Figures(chosen, dict(old.values)), _log(old))
+    assert steady == ["- all 3 figures within 17 % of the last logged ones"]
+    assert "no logged figures of this selection" in figures.check(now, _log(other))[0]
+
+
+def test_an_unreadable_figures_block_is_named():
+    broken = "```bench-figures\n{\"selection\": {}, \"values\": {\"a\": \"fast\"}}\n```"
+    with pytest.raises(figures.LogError, match="block 1 is not a selection and numbers"):
+        figures.logged(broken)
+    with pytest.raises(figures.LogError, match="block 1 is not readable"):
+        figures.logged("```bench-figures\n{not json\n```")

@@ -25,31 +25,32 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 import re
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
 from etsuite.backends.harness.contract.record import SubtestRecord
 from etsuite.backends.harness.contract.report import records_of_test
 from etsuite.backends.harness.contract.statuses import STAGES
+from etsuite.tools.bench.figures import LOG as FIGURES_LOG
+from etsuite.tools.bench.figures import OUTPUT as FIGURES_OUTPUT
+from etsuite.tools.bench.figures import Figures, LogError
+from etsuite.tools.bench.figures import check as compare_figures
 from etsuite.tools.bench.inner_loop import PrivateWarm, inner_loop
-from etsuite.tools.bench.phases import phase_table, phases_of
+from etsuite.tools.bench.measured_run import MeasuredRun, case_key, median, run_pytest
+from etsuite.tools.bench.measured_run import progress as _progress
+from etsuite.tools.bench.own_suites import localization_table, own_modules, own_suites_table, runner_table
+from etsuite.tools.bench.phases import phase_table
 
 DEFAULT_OPS = ("add", "linear", "conv2d", "relu", "cat")
 DEFAULT_FLOWS = ("xnnpack", "xnnpack_static_int8_per_tensor")
-XNNPACK_FLOWS = ("xnnpack", "xnnpack_dynamic_int8_per_channel",
-                 "xnnpack_static_int8_per_channel", "xnnpack_static_int8_per_tensor")
 SHIM = "etsuite.backends.harness.case.shim"
 # The import lines of the wheel's operator modules and what they become for ours.
 IMPORT_REWRITES = (
@@ -58,7 +59,6 @@ IMPORT_REWRITES = (
     (re.compile(r"^from executorch\.backends\.test\.suite\.flow import", re.M),
      f"from {SHIM} import"),
 )
-PROBE = "etsuite.tools.bench.bench_probe"
 
 
 def upstream_operators_dir() -> str:
@@ -97,87 +97,6 @@ def copy_with_our_imports(sources: list[str], folder: str) -> list[str]:
     return copies
 
 
-@dataclass
-class MeasuredRun:
-    """One pytest process tree: its time, memory and what it reported."""
-
-    label: str
-    wall_s: float
-    cpu_s: float
-    peak_rss_mb: list[float]
-    rss_samples: list[list[float]]
-    # Per worker: seconds from its process's start to its first test (bench_probe).
-    startup_s: list[float] = field(default_factory=list)
-    tests: list[dict] = field(default_factory=list)
-    # Where the wall time went, seconds per phase (phases_of); empty without probe times.
-    phases: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def phase_row(self) -> tuple[str, int, float, dict[str, float]]:
-        """This run as a row of phases.phase_table."""
-        return self.label, len(self.peak_rss_mb), self.wall_s, self.phases
-
-    @property
-    def verdicts(self) -> dict[tuple, str]:
-        return {case_key(test["nodeid"]): verdict(test) for test in self.tests}
-
-
-def run_pytest(label: str, args: list[str], scratch: str,
-               warm: PrivateWarm | None = None) -> MeasuredRun:
-    """Run pytest in a fresh process (so each run pays its own imports), timing wall and
-    CPU (the process tree's, from the kernel's accounting of waited-for children). With
-    `warm`, the run goes through that warm process (`--warm`) and its CPU includes the
-    server's share."""
-    report = os.path.join(scratch, f"{label}.json")
-    probe_dir = tempfile.mkdtemp(dir=scratch)
-    env = dict(warm.env if warm else os.environ, ETSUITE_BENCH_PROBE_DIR=probe_dir)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if warm:
-        warm.begin()
-    started = time.monotonic()
-    completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PROBE,
-         "--json-report", f"--json-report-file={report}", *args, *(["--warm"] if warm else [])],
-        capture_output=True, text=True, env=env)
-    wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = warm.note_run() if warm else 0.0
-    if not os.path.exists(report):
-        sys.exit(f"benchmark: {label} wrote no report (exit {completed.returncode}):\n"
-                 f"{completed.stdout[-3000:]}{completed.stderr[-3000:]}")
-    with open(report, encoding="utf-8") as handle:
-        tests = json.load(handle)["tests"]
-    probes = []
-    for path in sorted(glob.glob(os.path.join(probe_dir, "*.json"))):
-        with open(path, encoding="utf-8") as handle:
-            probes.append(json.load(handle))
-    workers = [p for p in probes if p["worker"] != "main"] or probes
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) + server_cpu
-    return MeasuredRun(label, wall, cpu, [p["peak_rss_mb"] for p in workers],
-               [p["rss_after_each_test_mb"] for p in workers],
-               [p["startup_s"] for p in workers if p.get("startup_s") is not None], tests,
-               phases_of(probes))
-
-
-def case_key(nodeid: str) -> tuple:
-    """A node id without its folder and with its parameters as a set: the two harnesses
-    put the flow and dtype parameters in different orders."""
-    path, _, rest = nodeid.partition("::")
-    name, _, params = rest.partition("[")
-    return os.path.basename(path), name, tuple(sorted(params.rstrip("]").split("-")))
-
-
-def verdict(test: dict) -> str:
-    """pass / fail / skip, comparable between the harnesses: a pass without delegation and
-    a declared expected failure are still a pass and a failure."""
-    outcome = test["outcome"]
-    if outcome in ("passed", "xpassed"):
-        return "pass"
-    if outcome in ("failed", "xfailed", "error"):
-        return "fail"
-    return "skip"
-
-
 def stage_fractions(run: MeasuredRun) -> dict[str, float]:
     """Share of the pipeline's time per stage over all of our records."""
     totals = {stage: 0.0 for stage in STAGES}
@@ -188,10 +107,6 @@ def stage_fractions(run: MeasuredRun) -> dict[str, float]:
                 totals[stage] = totals.get(stage, 0.0) + seconds
     whole = sum(totals.values()) or 1.0
     return {stage: seconds / whole for stage, seconds in totals.items() if seconds}
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def compare_flow(flow: str, upstream: list[str], ours: list[str], workers: str, repeat: int,
@@ -309,8 +224,25 @@ def collection_times(repeat: int) -> tuple[float, float]:
     return median(torch_times), median(collect_times)
 
 
-def _progress(line: str) -> None:
-    print(f"benchmark: {line}", file=sys.stderr, flush=True)
+def selection(options: argparse.Namespace, names: list[str], flows: list[str]) -> dict:
+    """What a run measured, so that `--check` compares like with like."""
+    return {"modules": names, "flows": flows, "workers": options.workers,
+            "warm": not options.no_warm, "skip": sorted(
+                part.strip() for part in options.skip.split(",") if part.strip())}
+
+
+def report_figures(figures: Figures, check: bool) -> None:
+    """The figures as a block for the measurements log and in reports/bench/; with
+    `check`, against the last logged block of the same selection."""
+    figures.write()
+    print(f"\n## Figures (for docs/measurements.md; also in {FIGURES_OUTPUT})\n")
+    print(figures.block())
+    if check:
+        print("\n## Against the last logged figures\n")
+        try:
+            print("\n".join(compare_figures(figures, FIGURES_LOG.read_text(encoding="utf-8"))))
+        except (OSError, LogError) as error:
+            print(f"- cannot compare: {error}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -335,6 +267,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip", default="",
                         help="parts to leave out: comma-separated of "
                              "collection,parallel,own,localize,runners")
+    parser.add_argument("--check", action="store_true",
+                        help="compare this run's figures with the last ones of the same selection "
+                             "in docs/measurements.md and name what moved (tools/bench/figures.py)")
     parser.add_argument("--ssh", action="append", default=[], metavar="SPEC",
                         help="also time this ssh runner (e.g. ssh://127.0.0.1:2222) in the "
                              "runners part, resident and not")
@@ -368,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = copy_with_our_imports(upstream, os.path.join(scratch, "operators"))
         warm = None if options.no_warm else start_warm(ours, flows, scratch)
         rows, agreement_lines, stage_rows, last_ours, last_warm = [], [], [], {}, {}
+        values: dict[str, float] = {}  # the figures (tools/bench/figures.py)
         last_runs: list[tuple[str, list[MeasuredRun]]] = []
         for flow in flows:
             reference_runs, our_runs, warm_runs = compare_flow(
@@ -403,10 +339,14 @@ def main(argv: list[str] | None = None) -> int:
                              median([s for r in runs for s in r.startup_s]),
                              max((max(r.peak_rss_mb, default=0) for r in runs), default=0)])
             for short, _label, runs in labelled[1:]:
-                rows.append([flow, f"ratio {short} / reference", "",
-                             median([r.wall_s for r in runs]) / median([r.wall_s for r in reference_runs]),
-                             median([r.cpu_s for r in runs]) / median([r.cpu_s for r in reference_runs]),
-                             "", ""])
+                wall, cpu = (median([getattr(r, name) for r in runs])
+                             / median([getattr(r, name) for r in reference_runs])
+                             for name in ("wall_s", "cpu_s"))
+                rows.append([flow, f"ratio {short} / reference", "", wall, cpu, "", ""])
+                values[f"{flow}: wall, {short} / reference"] = round(wall, 3)
+            for short, _label, runs in labelled:
+                values |= {f"{flow}, {short}: {phase} s": round(seconds, 2)
+                           for phase, seconds in runs[-1].phases.items()}
             fractions = stage_fractions(our_runs[-1])
             stage_rows.append([flow] + [f"{100 * fractions.get(stage, 0):.0f}%" for stage in STAGES])
             last_ours[flow] = our_runs[-1]
@@ -441,11 +381,13 @@ def main(argv: list[str] | None = None) -> int:
         if "collection" not in skip:
             torch_s, collect_s = collection_times(2)
             print("\n## Collection of one backend\n")
+            values["collection over import torch s"] = round(collect_s - torch_s, 2)
             print(f"- `import torch`: {torch_s:.2f} s; `pytest --backend xnnpack --collect-only`: "
                   f"{collect_s:.2f} s; difference {collect_s - torch_s:.2f} s (target: within 1.5 s)")
         if "parallel" not in skip and flows:
             one = run_pytest("ours-n1", [*ours, "--flow", flows[0], "-n", "0"], scratch)
             two = last_ours[flows[0]].wall_s
+            values["parallel efficiency"] = round(one.wall_s / (2 * two), 3)
             print("\n## Parallel efficiency (ours)\n")
             print(f"- {flows[0]}: T(-n 0) {one.wall_s:.1f} s, T(-n 2) {two:.1f} s: "
                   f"T1 / (2 T2) = {one.wall_s / (2 * two):.2f} (target >= 0.85)")
@@ -465,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         if "runners" not in skip:
             print("\n## What a runner adds (our own operator modules, xnnpack flow)\n")
             print(runner_table(own_modules(names, options), options, scratch))
+        report_figures(Figures(selection(options, names, flows), values), options.check)
     finally:
         if warm:
             warm.stop()
@@ -473,121 +416,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     return status
-
-
-LOCALIZE_MODES = ("off", "undeclared", "all")
-
-
-def localization_table(modules: list[str], flows: list[str], options: argparse.Namespace,
-                       scratch: str) -> str:
-    """Our modules under each --localize mode, alternating (`--repeat`): wall time, and
-    per localized failure its seconds. `off` against `undeclared` (the default) is the
-    cost of a run whose failures are all declared (the backend's expectations name them),
-    which should be none; `all` localizes the declared failures too, which is what one
-    failure costs."""
-    if not modules:
-        return "- none of the selected modules exists in backends/suite/operators"
-    args = [*modules, *(a for flow in flows for a in ("--flow", flow)), "-n", options.workers]
-    runs: dict[str, list[MeasuredRun]] = {mode: [] for mode in LOCALIZE_MODES}
-    for repeat in range(max(options.repeat, 1)):
-        for mode in LOCALIZE_MODES:
-            _progress(f"localize {mode}, run {repeat + 1}")
-            runs[mode].append(run_pytest(f"localize-{mode}-{repeat}",
-                                         [*args, "--localize", mode], scratch))
-    rows = []
-    for mode, done in runs.items():
-        found = [record["localization"] for test in done[-1].tests
-                 for record in records_of_test(test) if record.get("localization")]
-        seconds = [f.get("seconds", 0.0) for f in found]
-        localized = sum(1 for f in found if f.get("localized"))
-        rows.append([mode, len(done[-1].tests), median([r.wall_s for r in done]),
-                     f"{localized} of {len(found)}",
-                     f"{median(seconds):.2f}" if seconds else "",
-                     f"{max(seconds):.2f}" if seconds else ""])
-    off, default = (median([r.wall_s for r in runs[m]]) for m in ("off", "undeclared"))
-    table = tabulate(rows, headers=["--localize", "tests", "wall s (median)",
-                                    "failures localized", "s per failure (median)",
-                                    "s per failure (max)"],
-                     floatfmt=".1f", tablefmt="github")
-    return (f"{table}\n\n- default (undeclared) over off: {default / off:.3f} "
-            f"(failures localized by default: only those no entry declares)")
-
-
-# The runners timed against in-process execution: each kind with its resident agent
-# (remote/resident.py) and without (a new agent per program).
-RUNNER_SPECS = ("process?resident=no", "process", "native?resident=no", "native")
-RUNNER_TARGET_MS = {"process": 50, "native": 50, "ssh": 150}
-
-
-def runner_table(modules: list[str], options: argparse.Namespace, scratch: str) -> str:
-    """Our modules on the xnnpack flow in process, then through each runner: wall time,
-    and per subtest what the runner added, from the records: the exchange's time beyond
-    the program's own load and run (`transfer`, plus the agent's `startup`)."""
-    if not modules:
-        return "- none of the selected modules exists in backends/suite/operators"
-    specs = ["", *RUNNER_SPECS,
-             *(f"{spec}{'&' if '?' in spec else '?'}{extra}" for spec in options.ssh
-               for extra in ("resident=no", "resident=yes"))]
-    rows: list[list] = []
-    lines: list[str] = []
-    for spec in specs:
-        # (an ssh spec's config and python options would fill the table)
-        label = (spec.partition("?")[0] + ("?resident=no" if "resident=no" in spec else "")) \
-            if spec else "in process"
-        _progress(f"runner {label}")
-        run = run_pytest(f"runner-{len(rows)}", [*modules, "--flow", "xnnpack", "-n",
-                                                 options.workers,
-                                                 *(["--runner", f"xnnpack={spec}"] if spec else [])],
-                         scratch)
-        records = [r for test in run.tests for r in records_of_test(test)]
-        added = sorted(1000 * (r["timings"].get("transfer", 0.0) + r["timings"].get("startup", 0.0))
-                       for r in records if spec and "transfer" in (r.get("timings") or {}))
-        statuses = Counter(r["status"] for r in records)
-        p90 = added[min(len(added) - 1, int(0.9 * len(added)))] if added else None
-        rows.append([label, len(records), f"{run.wall_s:.1f}",
-                     f"{median(added):.1f}" if added else "", f"{p90:.1f}" if p90 else "",
-                     ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))])
-        kind = spec.split(":", 1)[0].partition("?")[0]
-        if added and "resident=no" not in spec and kind in RUNNER_TARGET_MS:
-            target = RUNNER_TARGET_MS[kind]
-            verdict = "within" if median(added) <= target else "over"
-            lines.append(f"- {label}: {median(added):.1f} ms added per subtest (median), "
-                         f"{verdict} the target of {target} ms")
-    table = tabulate(rows, headers=["runner", "subtests", "wall s", "added ms (median)",
-                                    "added ms (p90)", "statuses"], tablefmt="github")
-    return table + ("\n\n" + "\n".join(lines) if lines else "")
-
-
-def own_modules(names: list[str], options: argparse.Namespace) -> list[str]:
-    """Our operator modules of the same names (the folder with --full)."""
-    if options.full:
-        return ["backends/suite/operators"]
-    return [os.path.join("backends", "suite", "operators", name) for name in names
-            if os.path.exists(os.path.join("backends", "suite", "operators", name))]
-
-
-def own_suites_table(names: list[str], options: argparse.Namespace, scratch: str) -> str:
-    """Our modules of the same names (every module with --full), timed per XNNPACK flow."""
-    modules = own_modules(names, options)
-    if not modules:
-        return "- none of the selected modules exists in backends/suite/operators"
-    rows, walls = [], []
-    for flow in XNNPACK_FLOWS:
-        run = run_pytest(f"own-{flow}", [*modules, "--flow", flow, "-n", options.workers], scratch)
-        rows.append([flow, len(run.tests), run.wall_s])
-        walls.append(run.wall_s)
-        _progress(f"own modules, {flow}: {run.wall_s:.0f} s")
-    # The four flows in one run, as `make test-xnnpack` runs them: start-up, collection
-    # and warm-up are paid once, not once per flow as in the sum of the rows above.
-    flow_options = [option for flow in XNNPACK_FLOWS for option in ("--flow", flow)]
-    together = run_pytest("own-all", [*modules, *flow_options, "-n", options.workers], scratch)
-    _progress(f"own modules, four flows in one run: {together.wall_s:.0f} s")
-    fp32, total = walls[0], sum(walls)
-    table = tabulate(rows, headers=["flow", "tests", "wall s"], floatfmt=".1f", tablefmt="github")
-    return (f"{table}\n\n- modules: {', '.join(os.path.basename(m) for m in modules)}\n"
-            f"- the four flows in one run: {len(together.tests)} tests, {together.wall_s:.0f} s = "
-            f"{together.wall_s / fp32:.2f}x the fp32 flow alone (target < 2x); run one by one "
-            f"they took {total:.0f} s = {total / fp32:.2f}x")
 
 
 if __name__ == "__main__":

@@ -110,15 +110,21 @@ def _predicate(shape: object) -> Callable[[Any], bool]:
     types = _exact_types(shape)
     if types is not None:
         return lambda value: type(value) in types
+    if shape is FINITE:
+        return lambda value: type(value) is int or type(value) is float and math.isfinite(value)
     if isinstance(shape, Scalar):
         return shape.holds
     if isinstance(shape, Maybe):
         inner = _predicate(shape.shape)
         return lambda value: value is None or inner(value)
     if isinstance(shape, ListOf):
+        if shape.item is ANYTHING:
+            return lambda value: type(value) is list
         item = _predicate(shape.item)
         return lambda value: type(value) is list and all(map(item, value))
     if isinstance(shape, MapOf):
+        if shape.value is ANYTHING:
+            return lambda value: type(value) is dict
         each = _predicate(shape.value)
         return lambda value: type(value) is dict and all(map(each, value.values()))
     table: dict = shape.fields  # type: ignore[attr-defined]
@@ -133,7 +139,10 @@ def _predicate(shape: object) -> Callable[[Any], bool]:
         for key, types in by_type:
             if key in value and type(value[key]) not in types:
                 return False
-        return all(holds(value[key]) for key, holds in deeper if key in value)
+        for key, holds in deeper:
+            if key in value and not holds(value[key]):
+                return False
+        return True
     return fields_hold
 
 
