@@ -240,3 +240,21 @@ def test_every_built_in_runtime_is_a_runtime_by_shape():
     assert {"ExecuTorchRuntime", "TosaReferenceRuntime", "CortexMHostRuntime"} <= set(runtimes)
     assert [name for name, runtime in runtimes.items() if not isinstance(runtime, Runtime)] == []
     assert not isinstance(object(), Runtime)
+
+
+class IndexesTooFar(torch.nn.Module):
+    def forward(self, x):
+        return x + [1][int(torch.compiler.is_exporting())]  # an IndexError only in export
+
+
+def test_a_stage_failure_says_where_it_was_raised():
+    """An IndexError alone names neither the library nor the line: the record's error
+    ends with the innermost frame, its path from the package or this checkout on."""
+    from etsuite.backends.harness.case.pipeline import run_pipeline
+    from etsuite.backends.portable.flows import PORTABLE
+
+    outcome = run_pipeline(IndexesTooFar(), (torch.randn(2, 3),), PORTABLE)
+    assert (outcome.stage, outcome.status.value) == ("export", "skip_invalid"), outcome.error
+    line = IndexesTooFar.forward.__code__.co_firstlineno + 1
+    assert outcome.error.endswith(f"(raised at test/test_pipeline.py:{line} in forward)"), \
+        outcome.error

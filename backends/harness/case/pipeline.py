@@ -20,6 +20,7 @@ import os
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import torch
@@ -113,10 +114,14 @@ def _error_text(error: BaseException) -> str:
     parts: list[str] = []
     seen: set[int] = set()
     cause: BaseException | None = error
+    root = error
     while cause is not None and id(cause) not in seen and len(parts) < 4:
         seen.add(id(cause))
         parts.append("".join(traceback.format_exception_only(type(cause), cause)).strip())
-        cause = cause.__cause__
+        root, cause = cause, cause.__cause__
+    where = raised_at(root)
+    if where:  # an IndexError alone does not say in which library, let alone where
+        parts[-1] += f"\n(raised at {where})"
     # Each wrapper keeps a short head (a pass manager's lists every pass run before);
     # the root cause gets the rest of the error's room.
     wrappers = [trim_error(part, WRAPPER_LIMIT) for part in parts[:-1]]
@@ -125,6 +130,25 @@ def _error_text(error: BaseException) -> str:
 
 
 WRAPPER_LIMIT = 300  # characters kept of each error that only wraps its cause
+
+
+def raised_at(error: BaseException) -> str | None:
+    """Where an exception was raised: the innermost frame of its traceback as
+    `package/module.py:line in function` (the path from its installed package or this
+    checkout on), or None without a traceback."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return None
+    frame = frames[-1]
+    path = frame.filename.replace(os.sep, "/")
+    for marker in ("/site-packages/", "/dist-packages/", f"{_CHECKOUT}/"):
+        if marker in path:
+            path = path.rsplit(marker, 1)[1]
+            break
+    return f"{path}:{frame.lineno} in {frame.name}"
+
+
+_CHECKOUT = str(Path(__file__).resolve().parents[3]).replace(os.sep, "/")
 
 
 def quantize(exported: Any, inputs: tuple, flow: Flow, dynamic_shapes: Any,
