@@ -87,12 +87,29 @@ def test_phases_place_the_wall_time_of_a_run_with_two_workers():
 SMOKE_ARGS = "--ops abs --flows xnnpack -n 0 --skip collection,parallel,own,localize,runners --check"
 
 
+def _bench_warm_servers() -> set[int]:
+    """Warm servers serving a benchmark's scratch folder, by pid."""
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                words = handle.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "etsuite.backends.harness.warm.server" in words and \
+                any("etsuite-bench-" in word for word in words):
+            found.add(int(pid))
+    return found
+
+
 @pytest.mark.slow
 def test_make_bench_runs_end_to_end_and_prints_its_ratios():
     """The real `make bench` (tox env, benchmark, the reference suite, ours cold and warm),
     so that a renamed module or option cannot break it unseen."""
+    servers_before = _bench_warm_servers()
     done = subprocess.run(["make", "--no-print-directory", "bench", f"ARGS={SMOKE_ARGS}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    assert _bench_warm_servers() <= servers_before, "the bench left its warm process running"
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
     for ratio in ("ratio ours, cold / reference", "ratio ours, warm process / reference"):
