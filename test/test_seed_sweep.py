@@ -242,7 +242,8 @@ def test_declared_runs_only_the_cases_an_entry_names(tmp_path):
     (folder.path / "expectations.toml").write_text(
         '[[fail]]\nflows = ["noisy"]\ncase = "*::test_always"\nstatus = "fail_mismatch"\n'
         'reason = "r"\n\n[[tolerance]]\nflows = ["noisy"]\ncase = "*::test_loose"\n'
-        'bound_scale = 5.0\nreason = "r"\n')
+        'bound_scale = 5.0\nreason = "r"\n\n[[fail]]\nflows = ["noisy"]\ncase = "*::test_flips"\n'
+        'status = "fail_mismatch"\nstrict = false\nreason = "r"\n')
     try:
         def collected(*args):
             result = run_forked(folder, "--backend", "selftest", "-n", "0", "--collect-only",
@@ -251,9 +252,16 @@ def test_declared_runs_only_the_cases_an_entry_names(tmp_path):
                             if "::" in line}
 
         _, names = collected("--declared")
-        assert names == {"test_always[noisy]", "test_loose[noisy]"}
+        assert names == {"test_always[noisy]", "test_loose[noisy]", "test_flips[noisy]"}
         _, names = collected("--declared", "tolerance")
         assert names == {"test_loose[noisy]"}
+        # A non-strict entry cannot go stale by passing: it rotates with the sample even
+        # when its status is named.
+        _, names = collected("--declared", "fail_mismatch")
+        assert names == {"test_always[noisy]"}
+        flips_seen = [k for k in (1, 2, 3) if "test_flips[noisy]" in collected(
+            "--declared", "fail_mismatch", "--declared-sample", f"{k}/3")[1]]
+        assert len(flips_seen) == 1
         # The rotating samples: over N slices each other case comes once, declared
         # ones in --declared-sample's, the rest in --passing-sample's.
         declared_seen, passing_seen = [], []
@@ -262,8 +270,8 @@ def test_declared_runs_only_the_cases_an_entry_names(tmp_path):
             declared_seen.extend(names - {"test_loose[noisy]"})
             _, names = collected("--declared", "tolerance", "--passing-sample", f"{k}/3")
             passing_seen.extend(names - {"test_loose[noisy]"})
-        assert declared_seen == ["test_always[noisy]"]
-        assert sorted(passing_seen) == ["test_fine[noisy]", "test_flips[noisy]"]
+        assert sorted(declared_seen) == ["test_always[noisy]", "test_flips[noisy]"]
+        assert passing_seen == ["test_fine[noisy]"]
         bad, _ = collected("--declared", "fail_nothing")
         assert bad.ret == 4 and "unknown fail_nothing" in bad.stderr.str()
         bad, _ = collected("--declared", "--declared-sample", "4/3")
