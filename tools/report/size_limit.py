@@ -23,9 +23,8 @@ def size(text: str) -> int:
 @dataclass
 class Section:
     """Heading, intro, then items rendered by `render_items(items) -> (head, pieces)`
-    (a table's header lines and one line per row, or one block per failure), then the
-    outro. `render_items` of fewer items must not be longer than the pieces it left
-    out: the cut is planned from the sizes of the full rendering."""
+    (a table's header lines and one line per row, or one block per failure: one piece
+    per item), then the outro. A cut shows the first pieces of the full rendering."""
 
     heading: str
     intro: str = ""
@@ -57,13 +56,15 @@ class Section:
         return "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
 
     def _render(self, items: list) -> tuple[str, list[str]]:
+        """The rendering of the first `len(items)` items: the full one's head and its
+        first pieces. A cut keeps the full table's column widths, which is what its size
+        was planned from, and costs no second formatting of 100,000s of cells."""
         if self.render_items is None:  # only a section without items may leave it out
             raise ValueError(f"section {self.heading!r} has items but no render_items")
-        if len(items) < len(self.items):
-            return self.render_items(items)  # a cut: its tables are as wide as its rows
         if self._full is None:
-            self._full = self.render_items(items)
-        return self._full
+            self._full = self.render_items(self.items)
+        head, pieces = self._full
+        return (head, pieces) if len(items) == len(self.items) else (head, pieces[:len(items)])
 
     def cut_note(self, shown: int, full_name: str | None) -> str:
         # Its words ("size budget") are the summary's format, kept as they were.
