@@ -522,3 +522,25 @@ def test_budget_breaches_are_cut_to_the_size_limit_like_any_section(tmp_path):
 
 def test_no_breach_no_section():
     assert "## Budget breaches" not in render(merged_from("test/data/reports"))
+
+
+def test_a_cut_section_shows_the_first_rows_of_its_full_table_formatted_once():
+    """Cutting plans from the full rendering's piece sizes: the cut text is that
+    rendering's head and first pieces (the same widths), and a table of 100,000s of
+    cells is formatted once, not again for the cut."""
+    calls = []
+
+    def render_rows(items):
+        calls.append(len(items))
+        return formatting.table(["case", "note"], [[f"test_{i}", "x" * (i % 7)] for i in items])
+
+    rows = Section(heading="## Rows\n", items=list(range(400)), render_items=render_rows)
+    other = Section(heading="## Other\n", intro="kept whole", cuttable=False)
+    whole = assemble([rows, other])
+    text, cut = fit([rows, other], size(whole) // 3, "full.md")
+    assert cut and size(text) <= size(whole) // 3
+    shown = [line for line in text.splitlines() if line.startswith("| test_")]
+    full = [line for line in whole.splitlines() if line.startswith("| test_")]
+    assert 0 < len(shown) < len(full) and shown == full[:len(shown)]
+    assert f"_Cut to fit the size budget: {len(shown)} of 400 rows shown" in text
+    assert calls == [400], calls
