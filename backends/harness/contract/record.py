@@ -45,26 +45,27 @@ def computing_ops(histogram: dict) -> int:
     return sum(n for op, n in histogram.items() if not is_quantize_bookkeeping(op))
 
 
+def _computing(histogram: dict) -> tuple[int, set]:
+    """A histogram's computing nodes and the ops they are (q/dq left out), in one pass:
+    a report asks this 100,000s of times."""
+    nodes, ops = 0, set()
+    for op, n in histogram.items():
+        if n and not is_quantize_bookkeeping(op):
+            nodes += n
+            ops.add(op)
+    return nodes, ops
+
+
 def delegation_share(delegated_ops: dict, undelegated_ops: dict) -> tuple[float, float] | None:
     """The share of a lowered program's computing nodes that a delegate took, and of its
     distinct computing ops that a delegate took (an op some of whose nodes stayed outside
     counts as delegated); quantize/dequantize nodes are left out of both (bookkeeping, not
     compute). None when the program computes nothing."""
-    inside = outside = 0
-    ops_in, ops_all = set(), set()  # one pass over each histogram: a report asks 100,000s
-    for op, n in delegated_ops.items():
-        if not is_quantize_bookkeeping(op):
-            inside += n
-            if n:
-                ops_in.add(op)
-    for op, n in undelegated_ops.items():
-        if not is_quantize_bookkeeping(op):
-            outside += n
-            if n:
-                ops_all.add(op)
+    inside, ops_in = _computing(delegated_ops)
+    outside, ops_out = _computing(undelegated_ops)
     if inside + outside == 0:
         return None
-    ops_all |= ops_in
+    ops_all = ops_in | ops_out
     return inside / (inside + outside), len(ops_in) / len(ops_all)
 
 
@@ -130,7 +131,7 @@ class OutputStatistics:
 
     @classmethod
     def from_dict(cls, data: Any) -> "OutputStatistics":
-        data = _checked(data, _OUTPUT_SHAPE.fields, "an output's statistics")
+        data = _checked(data, _OUTPUT_SHAPE, "an output's statistics")
         return cls(max_abs_error=data.get("max_abs_error"),
                    mean_abs_error=data.get("mean_abs_error"), sqnr_db=data.get("sqnr_db"),
                    error_ratio=data.get("error_ratio"), rule=data.get("rule"),
@@ -152,7 +153,7 @@ class RerunResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> "RerunResult":
-        data = _checked(data, _RERUN_SHAPES, "a rerun")
+        data = _checked(data, _RERUN_SHAPE, "a rerun")
         try:
             same, other, seed = data["same_inputs"], data["other_inputs"], data["other_seed"]
         except KeyError as missing:
@@ -346,7 +347,7 @@ class SubtestRecord(Findings, Subtest):
     def from_dict(cls, data: Any) -> "SubtestRecord":
         """Read a record written by `to_dict`; unknown keys (a newer writer) are ignored,
         a missing identity or an unknown status raises RecordError."""
-        data = _checked(data, RECORD_SHAPES, "a record")
+        data = _checked(data, _RECORD_SHAPE, "a record")
         known = {f.name for f in fields(cls)}
         try:
             return cls(**{k: v for k, v in data.items() if k in known})
@@ -390,29 +391,22 @@ RECORD_SHAPES = {
     "budget_breaches": sh.Maybe(sh.ListOf(sh.Fields({
         "limit": sh.TEXT, "measured": sh.FINITE, "value": sh.FINITE, "source": _NAMES}))),
 }
+_RECORD_SHAPE = sh.Fields(RECORD_SHAPES)
+_RERUN_SHAPE = sh.Fields({"other_seed": sh.INTEGER})
 _OUTPUT_SHAPE = sh.Fields({
     "max_abs_error": sh.Maybe(sh.NUMBER), "mean_abs_error": sh.Maybe(sh.NUMBER),
     "sqnr_db": sh.Maybe(sh.NUMBER), "error_ratio": sh.Maybe(sh.NUMBER), "rule": _NAMES})
 
 
-# Each field table as one object shape, built once (kept by the table's id, the table
-# beside it so the id cannot be reused), so a valid record is checked in one call.
-_WHOLE: dict[int, tuple[dict, sh.Fields]] = {}
-_RERUN_SHAPES = {"other_seed": sh.INTEGER}
-
-
-def _checked(data: Any, shapes: dict, what: str) -> dict:
+def _checked(data: Any, shape: sh.Fields, what: str) -> dict:
     """`data` as an object whose known fields have their shapes (RecordError otherwise)."""
     data = _object(data, what)
-    whole = _WHOLE.get(id(shapes))
-    if whole is None or whole[0] is not shapes:
-        whole = _WHOLE[id(shapes)] = (shapes, sh.Fields(shapes))
-    if sh.surely_holds(data, whole[1]):
+    if sh.surely_holds(data, shape):
         return data  # the common case, in one call; the loop below decides the others
-    for name, shape in shapes.items():
+    for name, inner in shape.fields.items():
         if name in data:
             try:
-                sh.check(data[name], shape, repr(name))
+                sh.check(data[name], inner, repr(name))
             except sh.ShapeError as error:
                 raise RecordError(f"field {error}") from None
     return data
